@@ -1,0 +1,238 @@
+/*
+ * oppacked.h - scaled dot-product attention over packed (padding-free)
+ * variable-length sequences, with the exact semantics of ONNX Attention-24.
+ *
+ * This is the library's one public header. It compiles as C11 and as C++.
+ *
+ * Model:   the caller owns all device memory. The run path never allocates
+ *          device memory, never synchronizes the host, and only enqueues work
+ *          on the stream it is given, so it is CUDA-graph capturable.
+ * Layout:  packed ("THD"). Q is [total_q, num_heads, head_size] (rank 3) or
+ *          [total_q, num_heads * head_size] (rank 2: the same row-major
+ *          memory), K is [total_kv, kv_num_heads, head_size], V is
+ *          [total_kv, kv_num_heads, v_head_size], out is
+ *          [total_q, num_heads, v_head_size]. Sequence b owns query rows
+ *          cu_seqlens_q[b] .. cu_seqlens_q[b+1]-1 and key/value rows
+ *          cu_seqlens_kv[b] .. cu_seqlens_kv[b+1]-1. Attention is
+ *          block-diagonal: a query never sees another sequence's keys.
+ *          Row strides are in ELEMENTS; 0 means dense.
+ * Math:    for query head h the key/value head is h / (num_heads /
+ *          kv_num_heads) (repeat-interleave, as ONNX). s = sqrt(scale);
+ *          score x_ij = sum_d (q_id s)(k_jd s); softcap (if > 0) is applied
+ *          before any mask; causal is tail-aligned: local query i sees local
+ *          key j iff j <= i + (L_kv - L_q); a row with no visible key outputs
+ *          exact zeros; softmax forms each p_j = e_j / sum_k e_k, then
+ *          y = sum_j p_j v_j.
+ * Errors:  every function that can fail returns opp_status_t; the detail of
+ *          the last failure on the calling thread is opp_last_error_message().
+ *          The library never prints, exits or aborts on user input, and
+ *          never rewrites a caller's argument.
+ */
+#ifndef OPPACKED_H
+#define OPPACKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======   Version   ====== */
+
+#define OPP_VERSION_MAJOR  0
+#define OPP_VERSION_MINOR  1
+#define OPP_VERSION_PATCH  0
+#define OPP_VERSION_NUMBER (OPP_VERSION_MAJOR * 10000 + OPP_VERSION_MINOR * 100 + OPP_VERSION_PATCH)
+
+/*! opp_version_number() :
+ * @return : the version of the linked library as MAJOR*10000 + MINOR*100 +
+ *           PATCH; compare it with OPP_VERSION_NUMBER of the header. */
+unsigned opp_version_number(void);
+
+/*! opp_version_string() :
+ * @return : the version of the linked library as "MAJOR.MINOR.PATCH"
+ *           (static storage, never NULL). */
+const char *opp_version_string(void);
+
+/* ======   Status   ======
+ * Values are pinned and never reused. Category = value / 1000 * 1000:
+ *   0     success
+ *   1xxx  the caller passed something invalid
+ *   2xxx  valid, but this build or device does not support it
+ *   3xxx  a runtime or dependency (CUDA, cuBLAS, host memory) failed
+ *   9xxx  a bug in liboppacked
+ * OPP_STATUS_MAP(XX) is the single list; XX(name, value, description). */
+#define OPP_STATUS_MAP(XX)                                                                        \
+    XX(SUCCESS, 0, "success")                                                                     \
+    XX(BAD_PARAM, 1000, "an argument is invalid")                                                 \
+    XX(BAD_PARAM_NULL_POINTER, 1001, "a required pointer is NULL")                                \
+    XX(BAD_PARAM_MISALIGNED, 1002, "a pointer is not aligned as required")                        \
+    XX(BAD_PARAM_NUM_HEADS, 1003, "num_heads is not positive")                                    \
+    XX(BAD_PARAM_KV_NUM_HEADS, 1004, "kv_num_heads is negative")                                  \
+    XX(BAD_PARAM_KV_HEADS_NOT_DIVIDING, 1005, "kv_num_heads does not divide num_heads")           \
+    XX(BAD_PARAM_HEAD_SIZE, 1006, "head_size is not positive")                                    \
+    XX(BAD_PARAM_V_HEAD_SIZE, 1007, "v_head_size is negative")                                    \
+    XX(BAD_PARAM_BATCH, 1008, "batch is not positive")                                            \
+    XX(BAD_PARAM_TOTAL, 1009, "a token total is negative or exceeds 32-bit indexing")             \
+    XX(BAD_PARAM_MAX_SEQLEN, 1010, "max_seqlen is negative, above its total, or too small")       \
+    XX(BAD_PARAM_SCALE, 1011, "scale is NaN, infinite or negative")                               \
+    XX(BAD_PARAM_SOFTCAP, 1012, "softcap is NaN, infinite or negative")                           \
+    XX(BAD_PARAM_IS_CAUSAL, 1013, "is_causal is neither 0 nor 1")                                 \
+    XX(BAD_PARAM_DTYPE, 1014, "a dtype is not a known ONNX element type")                         \
+    XX(BAD_PARAM_DTYPE_MISMATCH, 1015, "the dtypes of Q, K, V and out differ")                    \
+    XX(BAD_PARAM_STRIDE, 1016, "a row stride is negative or smaller than its row")                \
+    XX(BAD_PARAM_ALGO, 1017, "algo is not a known algorithm")                                     \
+    XX(BAD_PARAM_SEQLENS_COUNT, 1018, "a cu_seqlens array does not have batch + 1 entries")       \
+    XX(BAD_PARAM_SEQLENS_COUNT_MISMATCH, 1019, "cu_seqlens_q and cu_seqlens_kv differ in length") \
+    XX(BAD_PARAM_SEQLENS_START, 1020, "cu_seqlens[0] is not 0")                                   \
+    XX(BAD_PARAM_SEQLENS_DECREASING, 1021, "cu_seqlens decreases")                                \
+    XX(BAD_PARAM_SEQLENS_TOTAL, 1022, "cu_seqlens[batch] differs from the token total")           \
+    XX(BAD_PARAM_WORKSPACE, 1023, "the workspace is too small")                                   \
+    XX(BAD_PARAM_SHAPE, 1024, "a tensor shape is invalid or inconsistent")                        \
+    XX(BAD_PARAM_MASK, 1025, "attn_mask has an invalid type or does not broadcast")               \
+    XX(BAD_PARAM_NONPAD, 1026, "nonpad_kv_seqlen is invalid or combined with past")               \
+    XX(BAD_PARAM_QK_MATMUL_OUTPUT_MODE, 1027, "qk_matmul_output_mode is not in -1..3")            \
+    XX(BAD_PARAM_SOFTMAX_PRECISION, 1028, "softmax_precision is not a floating ONNX type")        \
+    XX(BAD_PARAM_PAST, 1029, "past_key and past_value are not given together or disagree")        \
+    XX(NOT_SUPPORTED, 2000, "valid, but not supported")                                           \
+    XX(NOT_SUPPORTED_DTYPE, 2001, "the dtype is not supported")                                   \
+    XX(NOT_SUPPORTED_HEAD_SIZE, 2002, "the head size is above the supported maximum")             \
+    XX(NOT_SUPPORTED_ARCH, 2003, "the GPU architecture is not supported")                         \
+    XX(NOT_SUPPORTED_ALGO, 2004, "the algorithm is not available in this build")                  \
+    XX(NOT_SUPPORTED_FEATURE, 2005, "the combination of options is not supported")                \
+    XX(CUDA_ERROR, 3000, "a CUDA runtime call failed")                                            \
+    XX(CUBLAS_ERROR, 3001, "a cuBLAS call failed")                                                \
+    XX(HOST_ALLOC_FAILED, 3002, "a host memory allocation failed")                                \
+    XX(NO_DEVICE, 3003, "no CUDA device is available")                                            \
+    XX(INTERNAL_ERROR, 9000, "internal error in liboppacked")
+
+typedef enum opp_status {
+#define OPP_STATUS_ENUM_(name, value, text) OPP_STATUS_##name = value,
+    OPP_STATUS_MAP(OPP_STATUS_ENUM_)
+#undef OPP_STATUS_ENUM_
+} opp_status_t;
+
+#define OPP_STATUS_CATEGORY(s) ((opp_status_t)(((int)(s) / 1000) * 1000))
+
+/*! opp_status_name() :
+ * @return : the enumerator's name without its prefix, e.g. "BAD_PARAM_SHAPE",
+ *           or "UNKNOWN_STATUS" for a value not in the list. Never NULL. */
+const char *opp_status_name(opp_status_t status);
+
+/*! opp_status_string() :
+ * @return : a one-line description, e.g. "a tensor shape is invalid or
+ *           inconsistent", or "unknown status". Never NULL. */
+const char *opp_status_string(opp_status_t status);
+
+/*! opp_last_error_message() :
+ * @return : the detail of the last non-success status returned on this
+ *           thread, naming the argument, index and values at fault, e.g.
+ *           "cu_seqlens_kv[3] = 17 < cu_seqlens_kv[2] = 20". "" if none.
+ *           Thread-local; valid until the next failing call on this thread.
+ *           Never NULL. */
+const char *opp_last_error_message(void);
+
+/* ======   Element types   ======
+ * The values are ONNX TensorProto.DataType values, so a runtime can pass
+ * them through. Every ONNX value is accepted as a dtype; the supported
+ * storage types are FLOAT, FLOAT16 and BFLOAT16. */
+typedef enum opp_dtype {
+    OPP_DTYPE_UNDEFINED = 0,
+    OPP_DTYPE_F32 = 1,  /* ONNX FLOAT */
+    OPP_DTYPE_F16 = 10, /* ONNX FLOAT16 */
+    OPP_DTYPE_F64 = 11, /* ONNX DOUBLE: valid, not supported */
+    OPP_DTYPE_BF16 = 16 /* ONNX BFLOAT16 */
+} opp_dtype_t;
+
+/*! opp_dtype_name() :
+ * @return : "f32", "f16", "bf16", "f64" for those values, the ONNX type name
+ *           for other ONNX values (e.g. "int8"), "invalid" otherwise. */
+const char *opp_dtype_name(opp_dtype_t dtype);
+
+/*! opp_dtype_size() :
+ * @return : bytes per element of a supported storage dtype (4, 2, 2), 8 for
+ *           F64, 0 for anything else. */
+size_t opp_dtype_size(opp_dtype_t dtype);
+
+/* ======   Packed attention descriptor   ====== */
+
+/* Algorithms. EXACT accumulates in double in a fixed order and rounds once
+ * (bit-identical to the CPU reference); FAST is reserved for the tensor-core
+ * kernel and is NOT_SUPPORTED_ALGO until it exists. */
+typedef enum opp_algo { OPP_ALGO_EXACT = 0, OPP_ALGO_FAST = 1 } opp_algo_t;
+
+/* Largest head_size / v_head_size the library supports. */
+#define OPP_MAX_HEAD_SIZE 256
+
+typedef struct opp_attention_desc {
+    opp_dtype_t q_dtype;    /* of Q; F32, F16 or BF16 */
+    opp_dtype_t k_dtype;    /* of K; must equal q_dtype */
+    opp_dtype_t v_dtype;    /* of V; must equal q_dtype */
+    opp_dtype_t out_dtype;  /* of out; must equal q_dtype */
+    int32_t batch;          /* B, number of sequences, >= 1 */
+    int32_t num_heads;      /* Hq, >= 1 */
+    int32_t kv_num_heads;   /* Hkv, divides Hq; 0 means Hq (the default) */
+    int32_t head_size;      /* D, 1 .. OPP_MAX_HEAD_SIZE */
+    int32_t v_head_size;    /* Dv, 0 means D (the default) */
+    int64_t total_q;        /* == cu_seqlens_q[batch], 0 .. INT32_MAX (host) */
+    int64_t total_kv;       /* == cu_seqlens_kv[batch], 0 .. INT32_MAX (host) */
+    int32_t max_seqlen_q;   /* >= every L_q[b], <= total_q (host) */
+    int32_t max_seqlen_kv;  /* >= every L_kv[b], <= total_kv (host) */
+    float scale;            /* > 0; 0 means 1/sqrt(head_size) (the default) */
+    int32_t is_causal;      /* 0 or 1; tail-aligned (see the file comment) */
+    float softcap;          /* >= 0; 0 means off (the default) */
+    int64_t q_row_stride;   /* elements between query rows; 0 = Hq * D */
+    int64_t k_row_stride;   /* elements between key rows; 0 = Hkv * D */
+    int64_t v_row_stride;   /* elements between value rows; 0 = Hkv * Dv */
+    int64_t out_row_stride; /* elements between output rows; 0 = Hq * Dv */
+    opp_algo_t algo;        /* OPP_ALGO_EXACT (the default) */
+} opp_attention_desc_t;
+
+/*! opp_attention_desc_init() :
+ * Sets every field to its default: dtypes UNDEFINED, all counts, totals and
+ * strides 0, scale 0 (default scale), is_causal 0, softcap 0 (off),
+ * algo OPP_ALGO_EXACT. The caller then sets dtypes, batch, num_heads,
+ * head_size, totals and max_seqlens. Does nothing when desc is NULL. */
+void opp_attention_desc_init(opp_attention_desc_t *desc);
+
+/*! opp_attention_claim_check() :
+ * The claim-time query: checks only what a runtime knows when it decides
+ * whether to hand a node to liboppacked - dtypes, num_heads, kv_num_heads,
+ * head_size, v_head_size, scale, is_causal, softcap and algo - and ignores
+ * batch, totals, max_seqlens and strides. Pure host code: never touches a GPU.
+ * @return : OPP_STATUS_SUCCESS if supported; a BAD_PARAM_* status if a field
+ *           is invalid; a NOT_SUPPORTED_* status if valid but unsupported
+ *           (dtype, head size, algo). opp_last_error_message() says which
+ *           field and value. */
+opp_status_t opp_attention_claim_check(const opp_attention_desc_t *desc);
+
+/*! opp_attention_desc_check() :
+ * Validates the whole descriptor (everything opp_attention_claim_check
+ * checks, plus batch, totals, max_seqlens and strides) without touching a
+ * GPU. Returns exactly what the run path would return for desc.
+ * @return : OPP_STATUS_SUCCESS, or the first failing BAD_PARAM_* /
+ *           NOT_SUPPORTED_* status with a message naming field and value. */
+opp_status_t opp_attention_desc_check(const opp_attention_desc_t *desc);
+
+/*! opp_varlen_check() :
+ * Validates HOST copies of the cu_seqlens arrays against desc: each has
+ * batch + 1 entries, starts at 0, never decreases, ends at total_q /
+ * total_kv, and no sequence is longer than max_seqlen_q / max_seqlen_kv.
+ * desc itself is checked first (as opp_attention_desc_check).
+ * cu_seqlens_q  : host, int32 [cu_seqlens_q_count]
+ * cu_seqlens_kv : host, int32 [cu_seqlens_kv_count]
+ * @return : OPP_STATUS_SUCCESS, or BAD_PARAM_NULL_POINTER,
+ *           BAD_PARAM_SEQLENS_COUNT_MISMATCH, BAD_PARAM_SEQLENS_COUNT,
+ *           BAD_PARAM_SEQLENS_START, BAD_PARAM_SEQLENS_DECREASING,
+ *           BAD_PARAM_SEQLENS_TOTAL, BAD_PARAM_MAX_SEQLEN (first failure
+ *           only); the message names array, index and values, e.g.
+ *           "cu_seqlens_kv[3] = 17 < cu_seqlens_kv[2] = 20". */
+opp_status_t opp_varlen_check(const opp_attention_desc_t *desc, const int32_t *cu_seqlens_q,
+                              size_t cu_seqlens_q_count, const int32_t *cu_seqlens_kv,
+                              size_t cu_seqlens_kv_count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPPACKED_H */

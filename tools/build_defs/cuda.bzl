@@ -1,0 +1,58 @@
+"""nvcc_object(): the one way .cu files are compiled (DESIGN.md section 6).
+
+Each .cu becomes an object through a genrule that calls the toolkit's nvcc,
+for sm_90a machine code plus compute_90 PTX (so a newer GPU can JIT it). The
+objects are wrapped in a cc_library that links the static CUDA runtime.
+nvcc is called through its real path (readlink -f) because it finds cicc,
+ptxas and its headers relative to itself, not through Bazel's symlink.
+"""
+
+# The architecture list, defined once.
+OPP_CUDA_ARCH_FLAGS = [
+    "-gencode=arch=compute_90a,code=sm_90a",
+    "-gencode=arch=compute_90,code=compute_90",
+]
+
+OPP_NVCC_FLAGS = [
+    "-std=c++17",
+    "-O3",
+    "-Xcompiler=-fPIC,-Wall,-Wextra,-Werror",
+    "-Werror=all-warnings",
+    "--expt-relaxed-constexpr",
+]
+
+def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], visibility = None, testonly = False):
+    """Compiles each .cu in srcs with nvcc and wraps the objects in a cc_library.
+
+    Args:
+      name: the cc_library name; objects are <name>_<src>.o.
+      srcs: .cu files, one object each.
+      hdrs: headers the .cu files include (inputs of every nvcc action).
+      deps: cc_library deps of the wrapper (for their headers at link time).
+      copts: extra nvcc flags (for example -fmad=false for exact kernels).
+      visibility: of the wrapper.
+      testonly: of every generated target.
+    """
+    objs = []
+    for src in srcs:
+        base = src.replace("/", "_").rsplit(".", 1)[0]
+        obj = name + "_" + base + ".o"
+        native.genrule(
+            name = name + "_" + base + "_nvcc",
+            srcs = [src] + hdrs + ["@cuda//:nvcc"],
+            outs = [obj],
+            cmd = ("$$(readlink -f $(location @cuda//:nvcc)) -c " + " ".join(OPP_CUDA_ARCH_FLAGS + OPP_NVCC_FLAGS + copts) +
+                   " -objtemp -I. -I$(GENDIR) -Iexternal/cuda/include" +
+                   " $(location " + src + ") -o $@"),
+            testonly = testonly,
+        )
+        objs.append(obj)
+    native.cc_library(
+        name = name,
+        srcs = objs,
+        hdrs = hdrs,
+        deps = deps + ["@cuda//:cudart"],
+        linkstatic = True,
+        visibility = visibility,
+        testonly = testonly,
+    )
