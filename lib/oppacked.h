@@ -146,8 +146,9 @@ typedef enum opp_dtype {
 } opp_dtype_t;
 
 /*! opp_dtype_name() :
- * @return : "f32", "f16", "bf16", "f64" for those values, the ONNX type name
- *           for other ONNX values (e.g. "int8"), "invalid" otherwise. */
+ * @return : "f32", "f16", "bf16", "f64" for those values, the lowercase ONNX
+ *           type name for other ONNX values 2..28 (e.g. "int8"), "undefined"
+ *           for 0, "invalid" otherwise. Never NULL. */
 const char *opp_dtype_name(opp_dtype_t dtype);
 
 /*! opp_dtype_size() :

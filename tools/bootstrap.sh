@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# bootstrap.sh - installs what liboppacked needs on a fresh Debian 12 machine
+# and checks the CUDA toolkit. Safe to run again: it only installs what is
+# missing. Needs root (or sudo) for apt-get.
+#
+#   bash tools/bootstrap.sh          install + check
+#   bash tools/bootstrap.sh --check  check only, install nothing
+set -u
+
+PACKAGES=(bazel-bootstrap libcmocka-dev protobuf-c-compiler libprotobuf-c-dev gcc g++ python3)
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+check_only=0
+[ "${1:-}" = "--check" ] && check_only=1
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ $check_only -eq 1 ]; then
+        echo "bootstrap: missing Debian packages: ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "bootstrap: installing ${missing[*]}"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq || { echo "bootstrap: apt-get update failed" >&2; exit 1; }
+    $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null ||
+        { echo "bootstrap: apt-get install ${missing[*]} failed" >&2; exit 1; }
+fi
+
+fail=0
+need() { # need <path> <what it is>
+    if [ ! -e "$1" ]; then
+        echo "bootstrap: MISSING $2 ($1)" >&2
+        fail=1
+    fi
+}
+need "$CUDA_HOME/bin/nvcc" "the CUDA toolkit's nvcc (install CUDA 13 at $CUDA_HOME)"
+need "$CUDA_HOME/include/cuda_runtime_api.h" "the CUDA runtime headers"
+need "$CUDA_HOME/include/cublas_v2.h" "the cuBLAS headers"
+need "$CUDA_HOME/lib64/libcudart_static.a" "the static CUDA runtime"
+need "$CUDA_HOME/lib64/libcublas.so" "cuBLAS"
+command -v bazel >/dev/null || { echo "bootstrap: MISSING bazel (Debian package bazel-bootstrap)" >&2; fail=1; }
+command -v protoc-c >/dev/null || { echo "bootstrap: MISSING protoc-c (protobuf-c-compiler)" >&2; fail=1; }
+[ -e /usr/include/cmocka.h ] || { echo "bootstrap: MISSING cmocka.h (libcmocka-dev)" >&2; fail=1; }
+if [ $fail -ne 0 ]; then
+    echo "bootstrap: not ready (see MISSING lines above)" >&2
+    exit 1
+fi
+nvcc_version=$("$CUDA_HOME/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+echo "bootstrap: ready (bazel-bootstrap $(dpkg-query -W -f='${Version}' bazel-bootstrap)," \
+    "cmocka $(dpkg-query -W -f='${Version}' libcmocka-dev), nvcc $nvcc_version at $CUDA_HOME)"
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+    echo "bootstrap: GPU: $(nvidia-smi -L | head -n 1)"
+else
+    echo "bootstrap: no GPU here: GPU tests will be reported as skipped"
+fi
