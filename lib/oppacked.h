@@ -233,6 +233,108 @@ opp_status_t opp_varlen_check(const opp_attention_desc_t *desc, const int32_t *c
                               size_t cu_seqlens_q_count, const int32_t *cu_seqlens_kv,
                               size_t cu_seqlens_kv_count);
 
+/* ======   Run path (GPU)   ======
+ * The stream type is CUDA's cudaStream_t (struct CUstream_st *), declared
+ * here without CUDA headers so this header stays plain C; pass a
+ * cudaStream_t (or 0 for the legacy default stream) directly. */
+struct CUstream_st;
+
+/* Device arrays that describe the packed batch. */
+typedef struct opp_varlen {
+    const int32_t *cu_seqlens_q;  /* device, int32 [batch + 1] */
+    const int32_t *cu_seqlens_kv; /* device, int32 [batch + 1] */
+} opp_varlen_t;
+
+/*! opp_packed_attention_workspace_size() :
+ * Bytes of device workspace opp_packed_attention_fwd() needs for desc,
+ * computed by the same planner that lays the workspace out. Pure host code.
+ * @return : OPP_STATUS_SUCCESS (with *workspace_bytes set), or the status of
+ *           opp_attention_desc_check(), or BAD_PARAM_NULL_POINTER. */
+opp_status_t opp_packed_attention_workspace_size(const opp_attention_desc_t *desc,
+                                                 size_t *workspace_bytes);
+
+/*! opp_packed_attention_fwd() :
+ * out = PackedVarlenAttention(q, k, v) on the GPU (see the file comment).
+ * q [total_q, Hq, D], k [total_kv, Hkv, D], v [total_kv, Hkv, Dv],
+ * out [total_q, Hq, Dv]: device, desc->*_dtype, row strides from desc,
+ * 16-byte aligned base pointers. varlen: device cu_seqlens (see opp_varlen_t).
+ * workspace: device, 256-byte aligned, >= opp_packed_attention_workspace_size.
+ * Enqueues on stream and returns: no allocation, no host synchronization, no
+ * host copy of cu_seqlens; CUDA-graph capturable. With OPP_ALGO_EXACT the
+ * output is bit-identical to the CPU reference. The run validates cu_seqlens
+ * on the device first: if they are inconsistent with desc (start, order,
+ * total, max_seqlen) nothing is read or written out of bounds, out is left
+ * unwritten, and the finding is recorded in the workspace for
+ * opp_packed_attention_device_status().
+ * @return : OPP_STATUS_SUCCESS when the work was enqueued; BAD_PARAM_* /
+ *           NOT_SUPPORTED_* from validation; BAD_PARAM_WORKSPACE;
+ *           BAD_PARAM_MISALIGNED; CUDA_ERROR if a launch failed. */
+opp_status_t opp_packed_attention_fwd(const opp_attention_desc_t *desc, const opp_varlen_t *varlen,
+                                      const void *q, const void *k, const void *v, void *out,
+                                      void *workspace, size_t workspace_bytes,
+                                      struct CUstream_st *stream);
+
+/*! opp_packed_attention_device_status() :
+ * Reads what the device-side guard of the last run on this workspace found.
+ * Copies 256 bytes from workspace and SYNCHRONIZES stream (not for the hot
+ * path: call it when you want to know, e.g. in debug builds or after a
+ * failure).
+ * @return : OPP_STATUS_SUCCESS if the guard found nothing; else the status
+ *           the host-side opp_varlen_check() would give (e.g.
+ *           BAD_PARAM_SEQLENS_DECREASING, BAD_PARAM_NONPAD), with a message
+ *           such as "cu_seqlens_kv[3] = 17 < cu_seqlens_kv[2] = 20 (found on
+ *           the device)"; CUDA_ERROR if the copy failed. */
+opp_status_t opp_packed_attention_device_status(const void *workspace, size_t workspace_bytes,
+                                                struct CUstream_st *stream);
+
+/* ======   Attention-24 layout (padded, nonpad_kv_seqlen)   ======
+ * The same kernels on ONNX Attention-24's padded layout without mask or past:
+ *   4D: Q [B, Hq, S_q, D], K [B, Hkv, S_kv, D], V [B, Hkv, S_kv, Dv],
+ *       Y [B, Hq, S_q, Dv]
+ *   3D: Q [B, S_q, Hq*D], K [B, S_kv, Hkv*D], V [B, S_kv, Hkv*Dv],
+ *       Y [B, S_q, Hq*Dv]
+ * Sequence b has L_q = S_q query rows and L_kv = nonpad_kv_seqlen[b] keys;
+ * causal is ONNX's offset nonpad[b] - S_q (tail-aligned). Keys at
+ * j >= nonpad[b] are never read. Every Y row is written. */
+typedef struct opp_attention24_desc {
+    opp_dtype_t q_dtype, k_dtype, v_dtype, out_dtype; /* must be equal */
+    int32_t input_rank;                               /* 3 or 4 */
+    int32_t batch;                                    /* B >= 1 */
+    int32_t num_heads;                                /* Hq */
+    int32_t kv_num_heads;                             /* Hkv; 0 means Hq */
+    int32_t head_size;                                /* D */
+    int32_t v_head_size;                              /* Dv; 0 means D */
+    int32_t q_seqlen;                                 /* S_q >= 0 */
+    int32_t kv_seqlen;                                /* S_kv >= 0 */
+    float scale;                                      /* 0 means 1/sqrt(D) */
+    int32_t is_causal;                                /* 0 or 1 */
+    float softcap;                                    /* 0 is off */
+    opp_algo_t algo;                                  /* OPP_ALGO_EXACT */
+} opp_attention24_desc_t;
+
+/*! opp_attention24_desc_init() : defaults (input_rank 4, zeros, EXACT). */
+void opp_attention24_desc_init(opp_attention24_desc_t *desc);
+
+/*! opp_attention24_desc_check() : validates desc without touching a GPU.
+ * @return : OPP_STATUS_SUCCESS or the first BAD_PARAM_* / NOT_SUPPORTED_*. */
+opp_status_t opp_attention24_desc_check(const opp_attention24_desc_t *desc);
+
+/*! opp_attention24_nonpad_workspace_size() : as the packed one. */
+opp_status_t opp_attention24_nonpad_workspace_size(const opp_attention24_desc_t *desc,
+                                                   size_t *workspace_bytes);
+
+/*! opp_attention24_nonpad_fwd() :
+ * y = ONNX Attention-24(q, k, v, nonpad_kv_seqlen) on the GPU.
+ * nonpad_kv_seqlen: device, int64 [B], each in 0..S_kv (checked on the
+ * device: a bad value is recorded for opp_packed_attention_device_status()
+ * and nothing is read out of bounds). Other pointers and the stream as in
+ * opp_packed_attention_fwd().
+ * @return : as opp_packed_attention_fwd(). */
+opp_status_t opp_attention24_nonpad_fwd(const opp_attention24_desc_t *desc,
+                                        const int64_t *nonpad_kv_seqlen, const void *q,
+                                        const void *k, const void *v, void *y, void *workspace,
+                                        size_t workspace_bytes, struct CUstream_st *stream);
+
 #ifdef __cplusplus
 }
 #endif

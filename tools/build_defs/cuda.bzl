@@ -21,6 +21,18 @@ OPP_NVCC_FLAGS = [
     "--expt-relaxed-constexpr",
 ]
 
+def _cc_headers_impl(ctx):
+    headers = [dep[CcInfo].compilation_context.headers for dep in ctx.attr.deps]
+    return [DefaultInfo(files = depset(transitive = headers))]
+
+# The header files a list of cc_library targets provide (transitively), as
+# plain files: a genrule (nvcc) sees only the files it lists as inputs.
+cc_headers = rule(
+    implementation = _cc_headers_impl,
+    attrs = {"deps": attr.label_list(providers = [CcInfo])},
+    doc = "The header files of the given cc_library targets (transitively).",
+)
+
 def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], visibility = None, testonly = False):
     """Compiles each .cu in srcs with nvcc and wraps the objects in a cc_library.
 
@@ -28,18 +40,21 @@ def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], visibility = None,
       name: the cc_library name; objects are <name>_<src>.o.
       srcs: .cu files, one object each.
       hdrs: headers the .cu files include (inputs of every nvcc action).
-      deps: cc_library deps of the wrapper (for their headers at link time).
+      deps: cc_library deps: their headers (transitively) are inputs of every
+        nvcc action, and the wrapper links them.
       copts: extra nvcc flags (for example -fmad=false for exact kernels).
       visibility: of the wrapper.
       testonly: of every generated target.
     """
+    dep_headers = name + "_dep_headers"
+    cc_headers(name = dep_headers, deps = deps, testonly = testonly)
     objs = []
     for src in srcs:
         base = src.replace("/", "_").rsplit(".", 1)[0]
         obj = name + "_" + base + ".o"
         native.genrule(
             name = name + "_" + base + "_nvcc",
-            srcs = [src] + hdrs + ["@cuda//:nvcc"],
+            srcs = [src] + hdrs + [":" + dep_headers, "@cuda//:nvcc"],
             outs = [obj],
             cmd = ("$$(readlink -f $(location @cuda//:nvcc)) -c " + " ".join(OPP_CUDA_ARCH_FLAGS + OPP_NVCC_FLAGS + copts) +
                    " -objtemp -I. -I$(GENDIR) -Iexternal/cuda/include" +

@@ -1,0 +1,56 @@
+/*
+ * oppcheck.h - the pieces of the main job (tools/oppcheck): options, the
+ * result table, and the checks it runs.
+ *
+ *   bazel run //tools:oppcheck -- [options]     one logical batch, every path
+ *   bazel run //tools:oppcheck -- --help        the options
+ */
+#ifndef OPP_TOOLS_OPPCHECK_H
+#define OPP_TOOLS_OPPCHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tests/compare.h"
+#include "tests/logical_batch.h"
+
+/* Options of a logical-batch run. */
+typedef struct oppcheck_opts {
+    opp_dtype_t dtype;
+    int32_t batch;
+    int32_t *lq, *lkv; /* explicit lengths (NULL: random in min_len..max_len) */
+    int32_t min_len, max_len;
+    int32_t num_heads, kv_num_heads, head_size, v_head_size;
+    int32_t is_causal;
+    float softcap, scale;
+    uint64_t seed;
+    int layouts;  /* bit 0: 4D, bit 1: 3D */
+    int poisons;  /* bit 0: finite, bit 1: NaN */
+    int cpu_only; /* skip GPU paths even when a GPU is present */
+} oppcheck_opts_t;
+
+/* One row of the printed table. */
+typedef struct oppcheck_row {
+    char name[96];
+    opp_cmp_stats_t cmp; /* compared == 0: a timing-only row */
+    double ms;
+    int ok;
+} oppcheck_row_t;
+
+typedef struct oppcheck_table {
+    oppcheck_row_t rows[32];
+    int count;
+} oppcheck_table_t;
+
+oppcheck_row_t *oppcheck_table_add(oppcheck_table_t *t, const char *name);
+void oppcheck_table_print(const oppcheck_table_t *t);
+
+/* Monotonic wall-clock milliseconds. */
+double oppcheck_now_ms(void);
+
+/* Runs the CPU references on lb; fills the table. Returns 0 if everything
+ * agreed, 1 on a disagreement, 2 on an error (message printed). */
+int oppcheck_run_cpu(const opp_lb_t *lb, const oppcheck_opts_t *o, oppcheck_table_t *t,
+                     void **packed_out);
+
+#endif /* OPP_TOOLS_OPPCHECK_H */
