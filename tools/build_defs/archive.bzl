@@ -30,7 +30,7 @@ def _cc_static_archive_impl(ctx):
         arguments = [out.path] + [f.path for f in inputs],
         mnemonic = "CcStaticArchive",
     )
-    return [DefaultInfo(files = depset([out]))]
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
 
 cc_static_archive = rule(
     implementation = _cc_static_archive_impl,
