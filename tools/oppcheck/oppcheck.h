@@ -3,6 +3,7 @@
  * result table, and the checks it runs.
  *
  *   bazel run //tools:oppcheck -- [options]     one logical batch, every path
+ *   bazel run //tools:oppcheck -- --onnx-test DIR...   ONNX case folders
  *   bazel run //tools:oppcheck -- --help        the options
  */
 #ifndef OPP_TOOLS_OPPCHECK_H
@@ -52,5 +53,26 @@ double oppcheck_now_ms(void);
  * agreed, 1 on a disagreement, 2 on an error (message printed). */
 int oppcheck_run_cpu(const opp_lb_t *lb, const oppcheck_opts_t *o, oppcheck_table_t *t,
                      void **packed_out);
+
+/* ======   --onnx-test (onnx_check.c)   ====== */
+
+struct opp_onnx_case;
+struct opp_ref_attention24_desc;
+struct opp_ref_attention24_tensors;
+
+/* The GPU paths of --onnx-test: called per case after the CPU reference with
+ * the mapped case and the reference's outputs; returns 0 agreed, 1 disagreed,
+ * 2 error. See onnx_check.c. */
+typedef int (*oppcheck_onnx_gpu_fn)(const char *case_path, const struct opp_onnx_case *c,
+                                    const struct opp_ref_attention24_desc *desc,
+                                    const struct opp_ref_attention24_tensors *ref);
+
+/* NULL until the GPU paths exist (set it when a GPU is present). */
+extern oppcheck_onnx_gpu_fn oppcheck_onnx_gpu_hook;
+
+/* Runs every case under dirs[0..n_dirs-1] (case folders or folders of them);
+ * prints a line per case and "N cases, N bit-identical, N differ, N
+ * unreadable". Returns 0 all bit-identical, 1 a difference, 2 unreadable input. */
+int oppcheck_onnx_test(int n_dirs, char **dirs, int cpu_only);
 
 #endif /* OPP_TOOLS_OPPCHECK_H */

@@ -1,0 +1,133 @@
+/*
+ * onnx_check.c - oppcheck --onnx-test DIR [DIR...]: run ONNX Attention case
+ * folders (ONNX backend-test layout, e.g. testdata/onnx-attention-conformance
+ * or testdata/cases) through the CPU Attention-24 reference and compare every
+ * output the case has, bit for bit.
+ *
+ * Each DIR is a case folder (holds model.onnx) or a folder of case folders.
+ * Per case it prints the outputs compared and "bit-identical" or the mismatch
+ * count and largest ulp distance (the first mismatching elements go to
+ * stderr); a case that cannot be loaded or mapped is UNREADABLE with the
+ * loader's message; a DIR that cannot be read or holds no case counts as one
+ * unreadable case. The last line is exactly
+ *   N cases, N bit-identical, N differ, N unreadable
+ * Exit status: 0 everything bit-identical, 1 some case differs, 2 some input
+ * was unreadable (2 wins over 1).
+ *
+ * GPU: oppcheck_onnx_gpu_hook (below) is where the GPU paths plug in.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/onnx_attention_case.h"
+#include "tools/onnx/onnx_io.h"
+#include "tools/oppcheck/oppcheck.h"
+
+/* ======   GPU HOOK (to be filled in by the lead)   ======
+ * NULL: CPU reference only. When set (and --cpu-only is not given), it is
+ * called once per case after the CPU reference ran, with the mapped case
+ * (host inputs point into c) and the CPU reference's outputs in ref. It runs
+ * the GPU paths, compares their outputs (with opp_onnx_attention_compare()
+ * against c, or bit for bit against ref), prints its own line(s) and returns
+ * 0 when everything agreed, 1 on a disagreement, 2 on an error. */
+oppcheck_onnx_gpu_fn oppcheck_onnx_gpu_hook = NULL;
+
+typedef struct tally {
+    int cases, identical, differ, unreadable;
+} tally_t;
+
+/* Runs one case folder; updates t. */
+static void check_case(const char *path, int use_gpu, tally_t *t) {
+    char err[1024], prefix[1100], line[1024];
+    opp_onnx_case_t c;
+    opp_ref_attention24_desc_t d;
+    opp_ref_attention24_tensors_t ref;
+    ++t->cases;
+    if (opp_onnx_case_load(path, 0, &c, err, sizeof(err)) != 0) {
+        printf("%s: UNREADABLE: %s\n", path, err);
+        ++t->unreadable;
+        return;
+    }
+    if (opp_onnx_attention_map(&c, &d, &ref, err, sizeof(err)) != 0 ||
+        opp_onnx_attention_alloc_outputs(&c, &d, &ref, err, sizeof(err)) != 0) {
+        printf("%s: UNREADABLE: %s\n", path, err);
+        ++t->unreadable;
+        opp_onnx_case_free(&c);
+        return;
+    }
+    int verdict; /* 0 identical, 1 differs */
+    const double t0 = oppcheck_now_ms();
+    const opp_status_t st = opp_ref_attention24(&d, &ref);
+    const double ms = oppcheck_now_ms() - t0;
+    if (st != OPP_STATUS_SUCCESS) {
+        printf("%s: CPU reference FAILED: %s: %s\n", path, opp_status_name(st),
+               opp_last_error_message());
+        verdict = 1;
+    } else {
+        opp_onnx_attention_result_t r;
+        snprintf(prefix, sizeof(prefix), "%s: ", path);
+        const int rc = opp_onnx_attention_compare(&c, &d, &ref, prefix, 3, &r, err, sizeof(err));
+        if (rc < 0) {
+            printf("%s: CPU reference: ERROR: %s\n", path, err);
+            verdict = 1;
+        } else {
+            opp_onnx_attention_result_str(&r, line, sizeof(line));
+            printf("%s: CPU reference (%.1f ms): %s\n", path, ms, line);
+            verdict = rc;
+        }
+    }
+    if (use_gpu && oppcheck_onnx_gpu_hook != NULL) {
+        const int g = oppcheck_onnx_gpu_hook(path, &c, &d, &ref);
+        verdict = verdict != 0 || g != 0 ? 1 : 0;
+    }
+    if (verdict == 0) {
+        ++t->identical;
+    } else {
+        ++t->differ;
+    }
+    opp_onnx_attention_free_outputs(&ref);
+    opp_onnx_case_free(&c);
+}
+
+/* A DIR relative to where `bazel run` was started, when that is known. */
+static const char *resolve(const char *dir, char *buf, size_t size) {
+    const char *wd = getenv("BUILD_WORKING_DIRECTORY");
+    if (dir[0] == '/' || wd == NULL || wd[0] == '\0') {
+        return dir;
+    }
+    snprintf(buf, size, "%s/%s", wd, dir);
+    return buf;
+}
+
+int oppcheck_onnx_test(int n_dirs, char **dirs, int cpu_only) {
+    tally_t t = {0, 0, 0, 0};
+    if (n_dirs < 1) {
+        fprintf(stderr, "oppcheck: --onnx-test needs at least one DIR (see --help)\n");
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0); /* keep case lines and stderr details in order */
+    const int use_gpu = !cpu_only && oppcheck_onnx_gpu_hook != NULL;
+    printf("oppcheck %s: ONNX cases through the CPU Attention-24 reference; GPU: %s\n",
+           opp_version_string(), use_gpu ? "yes" : "not run (no GPU paths in this build)");
+    for (int i = 0; i < n_dirs; ++i) {
+        char buf[4096], err[1024];
+        char **paths = NULL;
+        const char *dir = resolve(dirs[i], buf, sizeof(buf));
+        const int n = opp_onnx_case_list(dir, &paths, err, sizeof(err));
+        if (n <= 0) {
+            printf("%s: UNREADABLE: %s\n", dir, n < 0 ? err : "no case folder (model.onnx) here");
+            ++t.cases;
+            ++t.unreadable;
+            continue;
+        }
+        for (int k = 0; k < n; ++k) {
+            check_case(paths[k], use_gpu, &t);
+        }
+        opp_onnx_case_list_free(paths, n);
+    }
+    printf("%d cases, %d bit-identical, %d differ, %d unreadable\n", t.cases, t.identical, t.differ,
+           t.unreadable);
+    fflush(stdout);
+    return t.unreadable > 0 ? 2 : t.differ > 0 ? 1 : 0;
+}
