@@ -1,0 +1,84 @@
+/*
+ * workloads.h - the benchmark workload file (../shared/bench/workloads.json)
+ * as C structs, and the FLOP count of DESIGN.md §7.
+ *
+ * File format (strict; unknown members are errors, "note" strings are
+ * allowed anywhere):
+ *   { "version": 1, "note": "...",
+ *     "workloads": [ { "name": "prefill_gqa_causal_bf16", "dtype": "bf16",
+ *                      "heads": 32, "kv_heads": 8, "head_size": 128,
+ *                      "causal": true, "softcap": 50.0,        (optional)
+ *                      "lq": [814, ...], "lkv": [814, ...] }, ... ] }
+ * dtype is "f32", "f16" or "bf16"; lq and lkv have one entry per sequence.
+ *
+ * FLOPs = 4 * sum_b attended_pairs(L_q[b], L_kv[b]) * heads * head_size, where
+ * attended pairs are L_q * L_kv, or with causal (tail-aligned: query i sees
+ * key j iff j <= i + L_kv - L_q) exactly the visible (i, j) pairs.
+ *
+ * Host code, no CUDA; used by bench/oppbench and tests/bench_workloads_test.c.
+ */
+#ifndef OPP_BENCH_WORKLOADS_H
+#define OPP_BENCH_WORKLOADS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench/json.h"
+#include "lib/oppacked.h"
+
+#define OPP_WORKLOAD_NAME_BYTES 64
+
+typedef struct opp_workload {
+    char name[OPP_WORKLOAD_NAME_BYTES];
+    opp_dtype_t dtype;
+    int32_t heads;     /* Hq */
+    int32_t kv_heads;  /* Hkv, divides Hq */
+    int32_t head_size; /* D (and Dv) */
+    int32_t causal;    /* 0 or 1 */
+    float softcap;     /* 0 = off */
+    int32_t batch;     /* B = entries of lq and lkv */
+    int32_t *lq, *lkv; /* [batch] */
+} opp_workload_t;
+
+typedef struct opp_workload_set {
+    opp_workload_t *items;
+    int count;
+} opp_workload_set_t;
+
+/*! opp_workloads_from_json() :
+ * Reads the workload file's tree into set (zeroed first).
+ * path only labels errors: "PATH:LINE:COLUMN: message".
+ * @return : 0, or -1 with the message in err (set is left empty). */
+int opp_workloads_from_json(const opp_json_t *root, const char *path, opp_workload_set_t *set,
+                            char *err, size_t err_size);
+
+/*! opp_workloads_load() : parse the file at path, then opp_workloads_from_json().
+ * @return : 0, or -1 with the message in err. */
+int opp_workloads_load(const char *path, opp_workload_set_t *set, char *err, size_t err_size);
+
+/*! opp_workloads_free() : frees what a load put into set (NULL is fine). */
+void opp_workloads_free(opp_workload_set_t *set);
+
+/*! opp_workloads_select() :
+ * Marks selected[i] = 1 for every workload whose name is in the
+ * comma-separated list only (NULL or "": all of them).
+ * @return : the number selected, or -1 with "unknown workload 'x' (known:
+ *           a, b, ...)" in err. */
+int opp_workloads_select(const opp_workload_set_t *set, const char *only, int *selected, char *err,
+                         size_t err_size);
+
+/*! opp_attended_pairs() :
+ * @return : the number of (query, key) pairs that attend in one sequence:
+ *           lq * lkv, or with causal the pairs with j <= i + lkv - lq (rows
+ *           with no visible key count 0). Negative lengths count as 0. */
+int64_t opp_attended_pairs(int32_t lq, int32_t lkv, int causal);
+
+/*! opp_workload_flops() :
+ * @return : 4 * sum_b attended_pairs * heads * head_size (as a double: the
+ *           long workloads exceed 2^53 only far beyond any real size). */
+double opp_workload_flops(const opp_workload_t *w);
+
+/*! opp_workload_tokens() : sets the token totals sum(lq), sum(lkv). */
+void opp_workload_tokens(const opp_workload_t *w, int64_t *total_q, int64_t *total_kv);
+
+#endif /* OPP_BENCH_WORKLOADS_H */

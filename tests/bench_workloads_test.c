@@ -1,0 +1,228 @@
+/*
+ * bench_workloads_test.c - the benchmark's workload file reader and FLOP
+ * count (bench/workloads.h), on the CPU: hand-computed causal pair counts,
+ * schema errors at the right LINE:COLUMN, selection by name, and (when
+ * $OPP_WORKLOADS names ../shared/bench/workloads.json) the real file, whose
+ * attended pairs must equal those of torch_anchors.py's attended_pairs().
+ *
+ *   bazel test //tests:bench_workloads_test
+ *   bazel test //tests:bench_workloads_test \
+ *       --test_env=OPP_WORKLOADS=$PWD/../shared/bench/workloads.json
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/workloads.h"
+#include "tests/test_util.h"
+
+/* The definition, one visible pair at a time. */
+static int64_t brute_pairs(int32_t lq, int32_t lkv, int causal) {
+    int64_t n = 0;
+    for (int32_t i = 0; i < lq; ++i) {
+        for (int32_t j = 0; j < lkv; ++j) {
+            n += !causal || (int64_t)j <= (int64_t)i + lkv - lq;
+        }
+    }
+    return n;
+}
+
+/* Hand-computed counts: L_q=3, L_kv=5 causal sees 3+4+5; L_q=5, L_kv=2 sees
+ * 0+0+0+1+2; square causal is L(L+1)/2; non-causal is L_q*L_kv. */
+static void test_attended_pairs_hand_computed(void **state) {
+    (void)state;
+    assert_int_equal(opp_attended_pairs(3, 5, 1), 12);
+    assert_int_equal(opp_attended_pairs(5, 2, 1), 3);
+    assert_int_equal(opp_attended_pairs(4, 4, 1), 10);
+    assert_int_equal(opp_attended_pairs(1, 7, 1), 7);
+    assert_int_equal(opp_attended_pairs(7, 1, 1), 1);
+    assert_int_equal(opp_attended_pairs(3, 5, 0), 15);
+    assert_int_equal(opp_attended_pairs(0, 5, 1), 0);
+    assert_int_equal(opp_attended_pairs(5, 0, 1), 0);
+    assert_int_equal(opp_attended_pairs(5, 0, 0), 0);
+    assert_int_equal(opp_attended_pairs(16384, 16384, 1), 134225920);
+}
+
+/* The closed form equals the pair-by-pair definition for all small shapes. */
+static void test_attended_pairs_matches_definition(void **state) {
+    (void)state;
+    for (int32_t lq = 0; lq <= 40; ++lq) {
+        for (int32_t lkv = 0; lkv <= 40; ++lkv) {
+            for (int causal = 0; causal < 2; ++causal) {
+                if (opp_attended_pairs(lq, lkv, causal) != brute_pairs(lq, lkv, causal)) {
+                    fail_msg("lq=%d lkv=%d causal=%d: %lld != %lld", lq, lkv, causal,
+                             (long long)opp_attended_pairs(lq, lkv, causal),
+                             (long long)brute_pairs(lq, lkv, causal));
+                }
+            }
+        }
+    }
+}
+
+static int load_text(const char *text, opp_workload_set_t *set, char *err, size_t size) {
+    char jerr[256];
+    opp_json_t *root = opp_json_parse(text, strlen(text), jerr, sizeof jerr);
+    if (root == NULL) {
+        snprintf(err, size, "t.json:%s", jerr);
+        return -1;
+    }
+    const int rc = opp_workloads_from_json(root, "t.json", set, err, size);
+    opp_json_free(root);
+    return rc;
+}
+
+#define W_HEAD "{\"version\": 1, \"workloads\": [\n"
+#define W_OK                                                                                   \
+    "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4, \"kv_heads\": 2, \"head_size\": 64, " \
+    "\"causal\": true, \"lq\": [3, 5], \"lkv\": [5, 2]}"
+
+/* A valid file gives the workload and its FLOPs: 4 * (12 + 3) * 4 * 64. */
+static void test_workloads_valid_file_reads_fields(void **state) {
+    (void)state;
+    opp_workload_set_t set;
+    char err[512];
+    const char *text =
+        W_HEAD W_OK ",\n{\"name\": \"b\", \"note\": \"n\", \"dtype\": \"bf16\", "
+                    "\"heads\": 2, \"kv_heads\": 2, \"head_size\": 8, \"causal\": false, "
+                    "\"softcap\": 50.0, \"lq\": [2], \"lkv\": [3]}]}";
+    if (load_text(text, &set, err, sizeof err) != 0) {
+        fail_msg("%s", err);
+    }
+    assert_int_equal(set.count, 2);
+    const opp_workload_t *a = &set.items[0], *b = &set.items[1];
+    assert_string_equal(a->name, "a");
+    assert_int_equal(a->dtype, OPP_DTYPE_F16);
+    assert_int_equal(a->batch, 2);
+    assert_int_equal(a->causal, 1);
+    assert_true(a->softcap == 0.0f);
+    assert_true(opp_workload_flops(a) == 4.0 * 15 * 4 * 64);
+    assert_int_equal(b->dtype, OPP_DTYPE_BF16);
+    assert_true(b->softcap == 50.0f);
+    assert_true(opp_workload_flops(b) == 4.0 * 6 * 2 * 8);
+    int64_t tq, tkv;
+    opp_workload_tokens(a, &tq, &tkv);
+    assert_int_equal(tq, 8);
+    assert_int_equal(tkv, 7);
+    int sel[2];
+    assert_int_equal(opp_workloads_select(&set, NULL, sel, err, sizeof err), 2);
+    assert_int_equal(opp_workloads_select(&set, "b", sel, err, sizeof err), 1);
+    assert_true(sel[0] == 0 && sel[1] == 1);
+    assert_int_equal(opp_workloads_select(&set, "b,a,b", sel, err, sizeof err), 2);
+    assert_int_equal(opp_workloads_select(&set, "a,zz", sel, err, sizeof err), -1);
+    assert_string_equal(err, "unknown workload 'zz' (known: a b)");
+    opp_workloads_free(&set);
+    opp_workloads_free(&set); /* idempotent */
+}
+
+static void expect_schema_error(const char *text, const char *want) {
+    opp_workload_set_t set;
+    char err[512];
+    if (load_text(text, &set, err, sizeof err) == 0) {
+        opp_workloads_free(&set);
+        fail_msg("accepted: %s", text);
+    }
+    if (strstr(err, want) == NULL) {
+        fail_msg("error '%s' lacks '%s'", err, want);
+    }
+    assert_int_equal(set.count, 0);
+}
+
+/* Schema mistakes name the workload, the member and its LINE:COLUMN. */
+static void test_workloads_schema_errors_name_position(void **state) {
+    (void)state;
+    expect_schema_error("[]", "t.json:1:1: the top level must be an object, not array");
+    expect_schema_error("{\"workloads\": []}", "t.json:1:1: the top-level object has no member "
+                                               "\"version\"");
+    expect_schema_error("{\"version\": 2, \"workloads\": []}", "t.json:1:13: the top-level");
+    expect_schema_error("{\"version\": 1, \"workloads\": []}",
+                        "t.json:1:29: \"workloads\" is empty");
+    expect_schema_error("{\"version\": 1, \"extra\": 0, \"workloads\": [" W_OK "]}",
+                        "t.json:1:16: unknown member \"extra\" in the top-level object");
+    expect_schema_error(W_HEAD "{\"name\": \"a\", \"dtype\": \"f64\"}]}",
+                        "t.json:2:24: workload \"a\" dtype \"f64\" is not one of");
+    expect_schema_error(W_HEAD "{\"name\": \"a\", \"casual\": true}]}",
+                        "t.json:2:15: unknown member \"casual\" in workload \"a\"");
+    expect_schema_error(W_HEAD "{\"dtype\": \"f16\"}]}",
+                        "t.json:2:1: workloads[0] has no member \"name\"");
+    expect_schema_error(W_HEAD "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4.5}]}",
+                        "t.json:2:40: workload \"a\" \"heads\" must be an integer");
+    expect_schema_error(W_HEAD "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": \"4\"}]}",
+                        "t.json:2:40: workload \"a\" member \"heads\" must be number, not string");
+    expect_schema_error(W_HEAD
+                        "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4, \"kv_heads\": 3, "
+                        "\"head_size\": 8}]}",
+                        "kv_heads (3) does not divide heads (4)");
+    expect_schema_error(W_HEAD
+                        "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4, \"kv_heads\": 2, "
+                        "\"head_size\": 8, \"causal\": 1}]}",
+                        "member \"causal\" must be true or false, not number");
+    expect_schema_error(W_HEAD
+                        "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4, \"kv_heads\": 2, "
+                        "\"head_size\": 8, \"causal\": true, \"lq\": [1, -1], \"lkv\": [1]}]}",
+                        "t.json:2:100: workload \"a\" \"lq\" must be an integer in 0..2147483647");
+    expect_schema_error(W_HEAD
+                        "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4, \"kv_heads\": 2, "
+                        "\"head_size\": 8, \"causal\": true, \"lq\": [1, 2], \"lkv\": [1]}]}",
+                        "has 2 lq entries but 1 lkv entries");
+    expect_schema_error(W_HEAD
+                        "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4, \"kv_heads\": 2, "
+                        "\"head_size\": 8, \"causal\": true, \"softcap\": -1, \"lq\": [1], "
+                        "\"lkv\": [1]}]}",
+                        "softcap must be a number >= 0");
+    expect_schema_error(W_HEAD W_OK ",\n" W_OK "]}",
+                        "t.json:3:10: duplicate workload name \"a\" (also workloads[0])");
+    expect_schema_error(W_HEAD "{\"name\": \"a b\"}]}", "t.json:2:10: workloads[0] name must be");
+    expect_schema_error(W_HEAD "3]}", "t.json:2:1: workloads[0] must be an object, not number");
+}
+
+/* The real workload file parses; its pair counts equal torch_anchors.py's
+ * attended_pairs() (computed with that function when this test was written). */
+static void test_workloads_real_file_matches_anchor_counts(void **state) {
+    (void)state;
+    static const struct {
+        const char *name;
+        int32_t batch;
+        int64_t total_q, pairs;
+    } want[] = {
+        {"prefill_gqa_causal_bf16", 16, 29113, 36517986}, {"encoder_mha_f16", 64, 30185, 17995097},
+        {"short_many_causal_bf16", 128, 21437, 1896037},  {"decode_gqa_bf16", 64, 64, 275108},
+        {"long_causal_bf16", 1, 16384, 134225920},        {"prefill_f32", 8, 7156, 4444132},
+        {"softcap_hd256_bf16", 8, 12712, 13266626},
+    };
+    const char *path = getenv("OPP_WORKLOADS");
+    if (path == NULL || path[0] == '\0') {
+        skip(); /* the file lives outside the repository: see the file comment */
+    }
+    opp_workload_set_t set;
+    char err[1024];
+    if (opp_workloads_load(path, &set, err, sizeof err) != 0) {
+        fail_msg("%s", err);
+    }
+    assert_int_equal(set.count, (int)(sizeof want / sizeof want[0]));
+    for (int i = 0; i < set.count; ++i) {
+        const opp_workload_t *w = &set.items[i];
+        int64_t tq, tkv, pairs = 0;
+        opp_workload_tokens(w, &tq, &tkv);
+        for (int32_t b = 0; b < w->batch; ++b) {
+            pairs += opp_attended_pairs(w->lq[b], w->lkv[b], w->causal);
+        }
+        assert_string_equal(w->name, want[i].name);
+        assert_int_equal(w->batch, want[i].batch);
+        assert_int_equal(tq, want[i].total_q);
+        assert_int_equal(pairs, want[i].pairs);
+        assert_true(opp_workload_flops(w) ==
+                    4.0 * (double)pairs * (double)w->heads * (double)w->head_size);
+    }
+    opp_workloads_free(&set);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_attended_pairs_hand_computed),
+        cmocka_unit_test(test_attended_pairs_matches_definition),
+        cmocka_unit_test(test_workloads_valid_file_reads_fields),
+        cmocka_unit_test(test_workloads_schema_errors_name_position),
+        cmocka_unit_test(test_workloads_real_file_matches_anchor_counts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# run_all.sh - runs what tools/gpu_stage.sh staged, on the GPU machine
+# (copied to stage/run_all.sh by tools/gpu_stage.sh; do not run it from
+# tools/). From the repo root:
+#
+#   bash stage/run_all.sh                  every test binary, then the summary line
+#   bash stage/run_all.sh --sanitize       + GPU test binaries under compute-sanitizer
+#                                            memcheck and racecheck (20 batches each)
+#   bash stage/run_all.sh --bench          + stage/oppbench, then torch_anchors.py
+#   bash stage/run_all.sh --oppcheck       + stage/oppcheck (default batch)
+#   options: --no-tests (skip the test pass), --only NAME[,NAME] (bench and
+#   anchors workloads), --bench-args "ARGS" (extra oppbench options),
+#   --timeout S (per binary, default 300)
+#
+# Device tool call: carry ["stage"], command "bash stage/run_all.sh --sanitize --bench".
+# Environment it sets: LD_LIBRARY_PATH=stage/lib:/usr/local/cuda/lib64,
+# OPP_ONNX_CONFORMANCE_DIR, OPP_GOLDEN_DIR, OPP_WORKLOADS, TEST_TMPDIR.
+# Logs: into $OUT when set (the device tool returns at most 8 files: tests.log,
+# sanitize.log, bench.log, bench.jsonl, anchors.log, oppcheck.log,
+# summary.txt), else stage/logs/. Test results are counted per CMocka case
+# like tools/ci_summary.py (stage/ci_summary.py) and end with the line
+#   N passed, N failed, N skipped
+# Exit status: 0 when nothing failed (tests, sanitizers, bench, oppcheck).
+set -uo pipefail
+
+STAGE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$STAGE")
+cd "$ROOT" || exit 2
+
+do_tests=1 do_sanitize=0 do_bench=0 do_oppcheck=0 only="" bench_args="" per_bin_timeout=300
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --sanitize) do_sanitize=1 ;;
+    --bench) do_bench=1 ;;
+    --oppcheck) do_oppcheck=1 ;;
+    --no-tests) do_tests=0 ;;
+    --only) only=${2:?--only needs a value}; shift ;;
+    --bench-args) bench_args=${2:?--bench-args needs a value}; shift ;;
+    --timeout) per_bin_timeout=${2:?--timeout needs seconds}; shift ;;
+    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run_all: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+export LD_LIBRARY_PATH="$STAGE/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Test data: stage/testdata, or the tracked testdata/ (gpu_stage.sh --no-testdata).
+DATA=$STAGE/testdata
+[ -d "$DATA/cases" ] || DATA=$ROOT/testdata
+export OPP_ONNX_CONFORMANCE_DIR="$DATA/onnx-attention-conformance"
+export OPP_GOLDEN_DIR="$DATA/cases"
+export OPP_WORKLOADS="$STAGE/bench/workloads.json"
+export PYTHONUNBUFFERED=1
+TEST_TMPDIR=$(mktemp -d)
+export TEST_TMPDIR
+LOG=${OUT:-$STAGE/logs}
+mkdir -p "$LOG"
+SUMMARY=$LOG/summary.txt
+: >"$SUMMARY"
+status=0
+
+note() { echo "$*" | tee -a "$SUMMARY"; }
+with_timeout() { if command -v timeout >/dev/null; then timeout -k 10 "$per_bin_timeout" "$@"; else "$@"; fi; }
+
+note "run_all: $(head -2 "$STAGE/STAGE_INFO.txt" 2>/dev/null | tr '\n' ' ')"
+note "run_all: host $(uname -n), $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | head -1 || echo 'no nvidia-smi')"
+
+# Prints "passed failed skipped" for one binary's output and exit code, as
+# tools/ci_summary.py counts a Bazel test log.
+count() { # count <log file> <exit code>
+    if command -v python3 >/dev/null; then
+        python3 - "$1" "$2" "$STAGE" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[3])
+from ci_summary import cmocka_counts
+counts, is_cmocka = cmocka_counts(open(sys.argv[1], errors="replace").read())
+rc = int(sys.argv[2])
+if is_cmocka:
+    p, f, s = counts["OK"], counts["FAILED"], counts["SKIPPED"]
+    if rc != 0 and f == 0:
+        f = 1
+else:
+    p, f, s = (1, 0, 0) if rc == 0 else (0, 1, 0)
+print(p, f, s)
+EOF
+    else # rough fallback: result lines only
+        local p f s
+        p=$(grep -c '^\[       OK \] test_' "$1")
+        f=$(grep -c '^\[  \(FAILED\|ERROR\)  *\] test_' "$1")
+        s=$(grep -c '^\[  SKIPPED \] test_' "$1")
+        if ! grep -q '^\[ RUN      \]' "$1"; then p=$(($2 == 0)) f=$(($2 != 0)) s=0; fi
+        [ "$2" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+        echo "$p $f $s"
+    fi
+}
+
+# --- every test binary
+if [ $do_tests -eq 1 ]; then
+    : >"$LOG/tests.log"
+    tp=0 tf=0 ts=0
+    while read -r t; do
+        [ -n "$t" ] || continue
+        one=$TEST_TMPDIR/$t.log
+        echo "==================== $t" | tee -a "$LOG/tests.log"
+        start=$(date +%s)
+        with_timeout "$STAGE/tests/$t" >"$one" 2>&1
+        rc=$?
+        tee -a "$LOG/tests.log" <"$one"
+        read -r p f s < <(count "$one" "$rc")
+        tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
+        note "tests/$t: $p passed, $f failed, $s skipped (exit $rc, $(($(date +%s) - start)) s)"
+    done <"$STAGE/tests.txt"
+    totals="$tp passed, $tf failed, $ts skipped"
+    note "$totals"
+    [ $tf -eq 0 ] || status=1
+fi
+
+# --- GPU test binaries under compute-sanitizer
+if [ $do_sanitize -eq 1 ]; then
+    SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    if [ ! -x "$SAN" ]; then
+        note "sanitize: compute-sanitizer not found: skipped"
+    else
+        : >"$LOG/sanitize.log"
+        for tool in memcheck racecheck; do
+            clean=0 total=0
+            while read -r t; do
+                [ -n "$t" ] || continue
+                total=$((total + 1))
+                echo "==================== $tool $t" >>"$LOG/sanitize.log"
+                OPP_GPU_TEST_BATCHES=20 OPP_L0_BATCHES=20 with_timeout "$SAN" --tool "$tool" \
+                    --error-exitcode 86 "$STAGE/tests/$t" >>"$LOG/sanitize.log" 2>&1
+                rc=$?
+                tail -3 "$LOG/sanitize.log"
+                if [ $rc -eq 0 ]; then
+                    clean=$((clean + 1))
+                    note "sanitize $tool tests/$t: clean"
+                else
+                    status=1
+                    what="test failed or crashed"
+                    [ $rc -eq 86 ] && what="sanitizer errors"
+                    [ $rc -eq 124 ] && what="timed out"
+                    note "sanitize $tool tests/$t: exit $rc ($what; see sanitize.log)"
+                fi
+            done <"$STAGE/gpu_tests.txt"
+            note "sanitize $tool: $clean of $total GPU test binaries clean"
+        done
+    fi
+fi
+
+# --- benchmark, then the anchors on the same workloads (same device command)
+if [ $do_bench -eq 1 ]; then
+    # shellcheck disable=SC2086 # bench_args is a list of options
+    "$STAGE/oppbench" --workloads "$STAGE/bench/workloads.json" --json "$LOG/bench.jsonl" \
+        ${only:+--only "$only"} $bench_args 2>&1 | tee "$LOG/bench.log"
+    rc=${PIPESTATUS[0]}
+    note "bench: oppbench exit $rc"
+    [ "$rc" -eq 0 ] || status=1
+    python3 "$STAGE/bench/torch_anchors.py" "$STAGE/bench/workloads.json" \
+        ${only:+--only "$only"} 2>&1 | tee "$LOG/anchors.log"
+    rc=${PIPESTATUS[0]}
+    note "bench: torch_anchors.py exit $rc"
+    [ "$rc" -eq 0 ] || status=1
+    # One table: our median ms and each anchor's ms, measured in this command.
+    [ -s "$LOG/bench.jsonl" ] && python3 - "$LOG/bench.jsonl" "$LOG/anchors.log" <<'EOF' | tee -a "$SUMMARY"
+import json, sys
+ours, anchors, names = {}, {}, []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    ours[(r["workload"], r["impl"])] = r
+    if r["workload"] not in names:
+        names.append(r["workload"])
+for line in open(sys.argv[2], errors="replace"):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if "workload" in r and "ms" in r:
+        anchors.setdefault(r["workload"], {})[r["impl"]] = r["ms"]
+impls = sorted({i for a in anchors.values() for i in a})
+fmt = lambda x: "%10.3f" % x if isinstance(x, (int, float)) else "%10s" % "-"
+print("\nms (median)                 %10s %10s %s" % ("exact", "cublas", " ".join("%10s" % i[:10] for i in impls)))
+for n in names:
+    e, c = ours.get((n, "exact"), {}), ours.get((n, "cublas"), {})
+    print("%-27s %s %s %s" % (n[:27], fmt(e.get("median_ms")), fmt(c.get("median_ms")),
+                             " ".join(fmt(anchors.get(n, {}).get(i)) for i in impls)))
+EOF
+fi
+
+# --- the main job
+if [ $do_oppcheck -eq 1 ]; then
+    with_timeout "$STAGE/oppcheck" 2>&1 | tee "$LOG/oppcheck.log"
+    rc=${PIPESTATUS[0]}
+    note "oppcheck: exit $rc"
+    [ "$rc" -eq 0 ] || status=1
+fi
+
+rm -rf "$TEST_TMPDIR"
+note "run_all: exit $status (logs in $LOG)"
+# The last line is the test count over all binaries (as CI's).
+[ -z "${totals:-}" ] || note "$totals"
+exit $status

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# gpu_stage.sh - builds, on THIS machine (no GPU needed), everything the GPU
+# machine runs, and stages it in the git-ignored folder stage/ so that one
+# device command can run it there (DESIGN.md §6; the GPU machine has the
+# CUDA 13 runtime and cuBLAS at /usr/local/cuda/lib64, but no Bazel, no
+# CMocka, no protobuf-c).
+#
+#   bash tools/gpu_stage.sh                  build (-c opt) and stage
+#   bash tools/gpu_stage.sh --allow-missing  stage what builds, list what did not
+#   bash tools/gpu_stage.sh --no-build       re-stage the last -c opt outputs
+#   bash tools/gpu_stage.sh --no-testdata    leave testdata/ out of stage/ (run_all.sh
+#                                            then reads the tracked testdata/ that the
+#                                            device call sends anyway; saves ~16 MiB)
+#
+# What it builds: every cc_test of //tests (bazel query 'kind(cc_test,
+# //tests:all)'; CPU tests too, they are cheap), //bench:oppbench and
+# //tools:oppcheck, with bazel build -c opt.
+# What stage/ holds afterwards (regular files only, no symbolic links):
+#   stage/tests/<test>       the test binaries (stage/tests.txt lists them,
+#                            stage/gpu_tests.txt those that use CUDA)
+#   stage/oppbench, stage/oppcheck
+#   stage/lib/               shared libraries the binaries need that the GPU
+#                            machine lacks (libcmocka.so.0, libprotobuf-c.so.1,
+#                            ...: everything ldd names except CUDA's, libc,
+#                            libm, libstdc++, libgcc_s, ld-linux, libpthread,
+#                            libdl, librt)
+#   stage/testdata/          onnx-attention-conformance/ and cases/ (unless --no-testdata)
+#   stage/bench/             workloads.json, torch_anchors.py (from ../shared/bench)
+#   stage/ci_summary.py      the CMocka result parser of tools/ci_summary.py
+#   stage/run_all.sh         copied from tools/gpu_run_all.sh: runs it all there
+#   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
+# On the GPU machine (device tool), from the repo root, with carry ["stage"]:
+#   bash stage/run_all.sh [--sanitize] [--bench] [--oppcheck]   (see bench/README.md)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+SHARED=${OPP_SHARED_DIR:-$ROOT/../shared}
+STAGE=$ROOT/stage
+build=1
+allow_missing=0
+testdata=1
+for a in "$@"; do
+    case "$a" in
+    --no-build) build=0 ;;
+    --allow-missing) allow_missing=1 ;;
+    --no-testdata) testdata=0 ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "gpu_stage: unknown option $a (see --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+
+die() {
+    echo "gpu_stage: $*" >&2
+    exit 1
+}
+
+# --- what to build
+mapfile -t TESTS < <(bazel query 'kind(cc_test, //tests:all)' 2>/dev/null | sort)
+[ ${#TESTS[@]} -gt 0 ] || die "bazel query found no cc_test in //tests"
+TARGETS=("${TESTS[@]}" //bench:oppbench //tools:oppcheck)
+echo "gpu_stage: ${#TESTS[@]} test binaries + oppbench + oppcheck"
+
+# Labels that built in this run (from Bazel's build event file); with
+# --no-build every existing -c opt output counts.
+built=" ${TARGETS[*]} "
+if [ $build -eq 1 ]; then
+    bep=$(mktemp)
+    # --keep_going: a target someone else is breaking right now must not
+    # hide which of the others built.
+    if ! bazel build -c opt --dynamic_mode=off --keep_going --build_event_json_file="$bep" "${TARGETS[@]}"; then
+        [ $allow_missing -eq 1 ] || die "bazel build -c opt failed (--allow-missing stages what built)"
+        echo "gpu_stage: WARNING: some targets did not build; staging the others" >&2
+    fi
+    built=" $(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    label = e.get("id", {}).get("targetCompleted", {}).get("label")
+    if label and e.get("completed", {}).get("success"):
+        print(label)
+' "$bep" | tr '\n' ' ') "
+    rm -f "$bep"
+fi
+BIN=$(bazel info -c opt --dynamic_mode=off bazel-bin 2>/dev/null) || die "bazel info -c opt bazel-bin failed"
+
+# label //pkg:name -> $BIN/pkg/name
+out_path() {
+    local l=${1#//}
+    echo "$BIN/${l%%:*}/${l#*:}"
+}
+
+# --- fresh stage/
+rm -rf "$STAGE"
+mkdir -p "$STAGE/tests" "$STAGE/lib" "$STAGE/bench" "$STAGE/testdata"
+missing=()
+staged=()
+: >"$STAGE/tests.txt"
+: >"$STAGE/gpu_tests.txt"
+for t in "${TARGETS[@]}"; do
+    src=$(out_path "$t")
+    name=${t#*:}
+    # An output of a target that failed to build now may still be there
+    # from an earlier run: stale, so not staged.
+    if [ ! -f "$src" ] || [[ $built != *" $t "* ]]; then
+        missing+=("$t")
+        continue
+    fi
+    case "$t" in
+    //tests:*)
+        dst=$STAGE/tests/$name
+        echo "$name" >>"$STAGE/tests.txt"
+        if grep -q cudaGetDeviceCount "$src"; then
+            echo "$name" >>"$STAGE/gpu_tests.txt"
+        fi
+        ;;
+    *) dst=$STAGE/$name ;;
+    esac
+    cp -L "$src" "$dst"
+    chmod u+w,a+x "$dst"
+    staged+=("$dst")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "gpu_stage: NOT staged (did not build): ${missing[*]}" >&2
+    [ $allow_missing -eq 1 ] || die "missing binaries"
+fi
+
+# --- shared libraries the GPU machine lacks
+skip_lib='^(linux-vdso|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|ld-linux|libpthread\.so|libdl\.so|librt\.so)'
+for f in "${staged[@]}"; do
+    while read -r line; do
+        case "$line" in
+        *"not found"*) die "$(basename "$f") needs a library ldd cannot find: $line" ;;
+        esac
+        lib=$(awk '{print $1}' <<<"$line")
+        path=$(awk '$2 == "=>" {print $3}' <<<"$line")
+        [ -n "$path" ] || continue
+        [[ $lib =~ $skip_lib ]] && continue
+        [[ $path == /usr/local/cuda* ]] && continue
+        [ -f "$STAGE/lib/$lib" ] || cp -L "$path" "$STAGE/lib/$lib"
+    done < <(ldd "$f")
+done
+for need in libcmocka.so.0 libprotobuf-c.so.1; do
+    [ -f "$STAGE/lib/$need" ] || die "$need was not staged (no test links it?)"
+done
+
+# --- data, bench inputs, the parser and the runner
+if [ $testdata -eq 1 ]; then
+    cp -rL testdata/onnx-attention-conformance "$STAGE/testdata/"
+    cp -rL testdata/cases "$STAGE/testdata/"
+    find "$STAGE/testdata" -name __pycache__ -prune -exec rm -rf {} +
+else
+    rmdir "$STAGE/testdata"
+fi
+for f in workloads.json torch_anchors.py; do
+    [ -f "$SHARED/bench/$f" ] || die "$SHARED/bench/$f not found (set OPP_SHARED_DIR)"
+    cp -L "$SHARED/bench/$f" "$STAGE/bench/"
+done
+cp tools/ci_summary.py "$STAGE/ci_summary.py"
+cp tools/gpu_run_all.sh "$STAGE/run_all.sh"
+chmod a+x "$STAGE/run_all.sh"
+
+# --- what was staged, and how much will travel
+{
+    echo "staged $(date -u '+%Y-%m-%d %H:%M:%S UTC') by tools/gpu_stage.sh"
+    echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+    echo "uncommitted changes: $(git status --porcelain 2>/dev/null | wc -l) paths"
+    echo "binaries:"
+    (cd "$STAGE" && find tests oppbench oppcheck -type f -printf '  %p %s bytes\n' 2>/dev/null | sort) || true
+    echo "libraries: $(find "$STAGE/lib" -type f -printf '%f ' | sort)"
+    echo "GPU test binaries: $(tr '\n' ' ' <"$STAGE/gpu_tests.txt")"
+} >"$STAGE/STAGE_INFO.txt"
+cat "$STAGE/STAGE_INFO.txt"
+
+stage_bytes=$(du -sb "$STAGE" | awk '{print $1}')
+tree_bytes=$(git ls-files -z -co --exclude-standard | xargs -0 du -cb 2>/dev/null | tail -1 | awk '{print $1}')
+mib() { awk -v b="$1" 'BEGIN {printf "%.1f MiB", b / 1048576}'; }
+echo "gpu_stage: stage/ is $(mib "$stage_bytes") (tests $(du -sh "$STAGE/tests" | cut -f1)," \
+    "lib $(du -sh "$STAGE/lib" | cut -f1), testdata $(du -sh "$STAGE/testdata" 2>/dev/null | cut -f1))"
+echo "gpu_stage: the device call sends the working tree ($(mib "$tree_bytes")) + stage/ =" \
+    "$(mib $((stage_bytes + tree_bytes))) of its 64 MiB"
+[ $((stage_bytes + tree_bytes)) -lt $((64 * 1048576)) ] ||
+    die "over the device tool's 64 MiB (try --no-testdata)"
+[ $((stage_bytes + tree_bytes)) -lt $((56 * 1048576)) ] || [ $testdata -eq 0 ] ||
+    echo "gpu_stage: WARNING: close to 64 MiB; --no-testdata saves ~16 MiB" >&2
+echo "gpu_stage: done. Device command (carry [\"stage\"]): bash stage/run_all.sh --sanitize --bench"
