@@ -257,7 +257,8 @@ opp_status_t opp_packed_attention_workspace_size(const opp_attention_desc_t *des
  * out = PackedVarlenAttention(q, k, v) on the GPU (see the file comment).
  * q [total_q, Hq, D], k [total_kv, Hkv, D], v [total_kv, Hkv, Dv],
  * out [total_q, Hq, Dv]: device, desc->*_dtype, row strides from desc,
- * 16-byte aligned base pointers. varlen: device cu_seqlens (see opp_varlen_t).
+ * 16-byte aligned base pointers (a tensor with no rows may be NULL).
+ * varlen: device cu_seqlens (see opp_varlen_t), int32-aligned.
  * workspace: device, 256-byte aligned, >= opp_packed_attention_workspace_size.
  * Enqueues on stream and returns: no allocation, no host synchronization, no
  * host copy of cu_seqlens; CUDA-graph capturable. With OPP_ALGO_EXACT the
@@ -266,9 +267,11 @@ opp_status_t opp_packed_attention_workspace_size(const opp_attention_desc_t *des
  * total, max_seqlen) nothing is read or written out of bounds, out is left
  * unwritten, and the finding is recorded in the workspace for
  * opp_packed_attention_device_status().
+ * Every argument is checked on the host before the first CUDA call.
  * @return : OPP_STATUS_SUCCESS when the work was enqueued; BAD_PARAM_* /
- *           NOT_SUPPORTED_* from validation; BAD_PARAM_WORKSPACE;
- *           BAD_PARAM_MISALIGNED; CUDA_ERROR if a launch failed. */
+ *           NOT_SUPPORTED_* from validation; BAD_PARAM_NULL_POINTER;
+ *           BAD_PARAM_WORKSPACE; BAD_PARAM_MISALIGNED; CUDA_ERROR if a
+ *           launch failed. */
 opp_status_t opp_packed_attention_fwd(const opp_attention_desc_t *desc, const opp_varlen_t *varlen,
                                       const void *q, const void *k, const void *v, void *out,
                                       void *workspace, size_t workspace_bytes,

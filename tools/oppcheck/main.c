@@ -278,7 +278,16 @@ int main(int argc, char **argv) {
     memset(&table, 0, sizeof(table));
     void *packed = NULL;
     rc = oppcheck_run_cpu(&lb, &o, &table, &packed);
-    printf("  GPU: not run (this build of oppcheck has only the CPU references)\n");
+    char gpu[256];
+    if (o.cpu_only) {
+        printf("  GPU: not run (--cpu-only)\n");
+    } else if (!oppcheck_gpu_name(gpu, sizeof(gpu))) {
+        printf("  GPU: none found - ran CPU-only (the CPU references and L0)\n");
+    } else if (packed != NULL) {
+        printf("  GPU: %s\n", gpu);
+        const int g = oppcheck_run_gpu(&lb, &o, packed, &table);
+        rc = rc > g ? rc : g;
+    }
     oppcheck_table_print(&table);
     printf("\n%s\n", rc == 0   ? "RESULT: all comparisons bit-identical"
                      : rc == 1 ? "RESULT: DISAGREEMENT (see rows marked DISAGREES)"

@@ -54,6 +54,18 @@ double oppcheck_now_ms(void);
 int oppcheck_run_cpu(const opp_lb_t *lb, const oppcheck_opts_t *o, oppcheck_table_t *t,
                      void **packed_out);
 
+/* ======   GPU (gpu_check.c)   ====== */
+
+/* 1 and the device's name when a CUDA device is usable, else 0. */
+int oppcheck_gpu_name(char *name, size_t size);
+
+/* Runs the exact kernel (packed, then each requested padded layout) and the
+ * cuBLAS padded reference; compares with cpu_packed (the CPU packed
+ * reference's output) and fills the table. Returns 0 / 1 / 2 as
+ * oppcheck_run_cpu. */
+int oppcheck_run_gpu(const opp_lb_t *lb, const oppcheck_opts_t *o, const void *cpu_packed,
+                     oppcheck_table_t *t);
+
 /* ======   --onnx-test (onnx_check.c)   ====== */
 
 struct opp_onnx_case;

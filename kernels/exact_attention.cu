@@ -1,0 +1,484 @@
+/*
+ * exact_attention.cu - the exact GPU path: attention in double, bit-identical
+ * to the CPU reference (reference/exact_row.c), and its launcher
+ * opp__exact_attention_launch() with the (dtype x head size) dispatch table.
+ *
+ *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (any strides)
+ *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]
+ *
+ * Build: nvcc_object(//kernels:exact) with -fmad=false (no contraction:
+ * every fused multiply-add is an explicit fma()). Resource report:
+ *   nvcc -c -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false \
+ *        -Xptxas -v -I. kernels/exact_attention.cu
+ *
+ * Design note.
+ * Order (lib/internal/exact_order.h, followed bit for bit): scores are
+ * ascending-d fma chains from +0 of (q*s)(k*s) in double; softcap c*tanh(x/c);
+ * m = NaN-propagating max over visible keys; e_j = opp__exp(x_j - m);
+ * S = sum over 64-key chunks (part = part + e_j ascending, total += part);
+ * p_j = e_j / S; y_v = sum over chunks of (part = fma(p_j, v_jv, part)),
+ * total += part; one rounding. A key is visible iff causal-visible and
+ * x_j != -inf; an invisible key never touches V.
+ * Tiles: a block (256 threads) owns BM = 64 rows (32 for head sizes above
+ * 128) of one (sequence, kv head), rows = token x query-head-in-group, so
+ * every K/V element loaded serves all G query heads. Key tiles are 128 keys
+ * = two chunks, aligned to the chunks (chunks are numbered by the key index
+ * in the sequence). Q is converted and scaled once into shared memory; K
+ * and V stream through two shared slices of 2048 doubles (register prefetch
+ * of slice i+1 while slice i is computed, one barrier per slice). Each
+ * thread owns a 4 x 8 (rows x keys) score micro-tile and a 4 x 8 (rows x V
+ * columns) output micro-tile (2 x 8 and 2 x 16 for the 256 tiles). Three
+ * passes over the key tiles, recomputing the scores:
+ *   1 max:  each thread keeps its rows' max over its keys; one shuffle +
+ *           shared reduction at the end (max is order-free).
+ *   2 sum:  e_j into the shared score tile (key-major); one thread per
+ *           (row, chunk) adds the chunk's 64 values in ascending key order,
+ *           then the row's thread does total += part0, total += part1.
+ *   3 P.V:  p_j into the score tile; each thread runs its outputs' chunk
+ *           part over the chunk's 64 keys in ascending order (fma chain in
+ *           registers), then total += part, chunk by chunk.
+ * Each per-element sum is thus one sequential chain in exactly the
+ * reference's order; parallelism is across rows, keys and V columns.
+ * Causal: tiles (and V slices) beyond the frontier of the block's last row
+ * are skipped (their chunk parts would be +0, and x + +0 == x since no
+ * total is -0), masks are per element. Keys past Tkv are zero in shared
+ * memory and never read from global memory.
+ * Loads: K/V slices are cp.async'ed raw into a per-thread staging cell and
+ * converted by the same thread after the compute of the previous slice
+ * (normal numbers and zeros decode with a few integer ops; subnormal, inf
+ * and NaN through fp_convert.h, out of line: both exact, same bits).
+ * Cost and speed (H200, D = Dv = 128): per (pair, head) the passes do
+ * 3 D + Dv = 512 DFMA plus ~2 exp and 1 division (~110 DP ops), against a
+ * counted 4 D = 512 flops, so the counted rate is ~0.41 x the DP flop rate.
+ * The QK loop issues 6 shared 16-byte loads per 32 DFMA, the P.V loop 6
+ * per 32; one block (8 warps, ~240 registers, no spills) per SM.
+ * Measured (2026-12-02, one H200, 1.97 GHz, ncu --clock-control none):
+ * prefill_gqa_causal_bf16 5.83 counted TFLOP/s (102.6 ms); the FP64 pipe is
+ * ~42% busy, the rest is fixed-latency and shared-load waits of 2 warps per
+ * scheduler. The first version (4 x 4 micro-tiles, 64-key tiles, register
+ * prefetch, fp_convert.h decoding inline everywhere) ran 4.76.
+ */
+#include <cuda_runtime.h>
+
+#include "kernels/exact_tile.cuh"
+#include "lib/internal/check.h"
+
+// --- kernels
+
+/* Shared memory of one block (see tile_config.h). */
+template <class C> struct exact_smem {
+    double *qs, *slab, *sc, *m, *s, *red, *part;
+    void *raw; /* cp.async staging: 8 elements per thread */
+    int *kend; /* per row: visible keys 0 .. kend-1; -1 for a row past Tq */
+    __device__ explicit exact_smem(double *base) {
+        qs = base;
+        slab = qs + C::Q_ELEMS;
+        sc = slab + 2 * C::SLAB;
+        m = sc + C::SC_ELEMS;
+        s = m + C::BM;
+        red = s + C::BM;
+        part = red + 2 * C::BM;
+        raw = part + C::BM;
+        kend = (int *)((double *)raw + C::RAW_ELEMS);
+    }
+};
+
+/* Loads the block's Q rows once, scaled, as doubles: qs[d][row]. */
+template <int DT, class C>
+__device__ void exact_load_q(const opp__exact_args_t &a, const exact_item &it,
+                             const exact_smem<C> &sm) {
+    typedef typename exact_elem<DT>::raw_t raw_t;
+    const int row = threadIdx.x % C::BM, c = threadIdx.x / C::BM;
+    const int64_t rg = it.r0 + row;
+    const bool valid = rg < it.nrows;
+    const raw_t *src = (const raw_t *)a.q.ptr;
+    if (valid) {
+        const int64_t t = rg / it.g, h = (int64_t)it.hk * it.g + rg % it.g;
+        src += it.qbase + t * a.q.row + h * a.q.head;
+    }
+    const int dp = (a.d + 7) & ~7;
+    for (int d0 = c * 8; d0 < dp; d0 += (OPP__EXACT_THREADS / C::BM) * 8) {
+        raw_t r[8];
+        exact_load8<DT>(r, src + d0, valid ? (a.d - d0 < 8 ? a.d - d0 : 8) : 0, it.q_vec);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            sm.qs[(size_t)(d0 + i) * C::BM + row] = exact_elem<DT>::to_double(r[i]) * a.sqrt_scale;
+        }
+    }
+    if (threadIdx.x < C::BM) {
+        const int64_t r = it.r0 + threadIdx.x;
+        sm.kend[threadIdx.x] = r < it.nrows ? exact_key_end(a, it, r / it.g) : -1;
+    }
+}
+
+/* Cell (row i, key j) of the thread's micro-tile in the score tile sc[key][row]. */
+template <class C> __device__ inline int exact_cell(int i, int j, int ty, int tx) {
+    return ((j / 2) * 32 + 2 * tx + j % 2) * C::LDR + (i / 2) * 32 + 2 * ty + i % 2;
+}
+
+/* Stages the thread's scores into the score tile. */
+template <class C>
+__device__ inline void exact_stage(const double (&acc)[C::TM][8], double *sc, int ty, int tx) {
+#pragma unroll
+    for (int i = 0; i < C::TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            sc[exact_cell<C>(i, j, ty, tx)] = acc[i][j];
+        }
+    }
+}
+
+/* Per-element epilogue over the thread's staged scores, in rolled loops
+ * (unrolled 4 for latency: few copies of exp / tanh keep the kernel in the
+ * instruction cache). softcap (c > 0) first, in place: x = c tanh(x / c).
+ * PASS 1: nothing else. PASS 2: e_j (0 if not visible). PASS 3: p_j, or
+ * the marker -1 for an invisible key whose V row exists (returned as 1), or
+ * 0 for keys past Tkv. */
+template <class C, int PASS>
+__device__ inline int exact_epilogue(const opp__exact_args_t &a, const exact_item &it,
+                                     const exact_smem<C> &sm, int kt, int ty, int tx) {
+    if (a.softcap > 0.0) {
+#pragma unroll 4
+        for (int e = 0; e < C::TM * 8; ++e) {
+            double *cell = sm.sc + exact_cell<C>(e / 8, e % 8, ty, tx);
+            *cell = a.softcap * opp__tanh(*cell / a.softcap);
+        }
+    }
+    int masked = 0;
+#pragma unroll 4
+    for (int e = 0; e < (PASS == 1 ? 0 : C::TM * 8); ++e) {
+        const int i = e / 8, j = e % 8;
+        const int row = (i / 2) * 32 + 2 * ty + i % 2;
+        const int key = (j / 2) * 32 + 2 * tx + j % 2;
+        double *cell = sm.sc + key * C::LDR + row;
+        const double x = *cell;
+        const int kg = kt * OPP__EXACT_BN + key, kend = sm.kend[row];
+        const bool visible = kg < kend && x != -INFINITY;
+        if (PASS == 2) {
+            *cell = visible ? opp__exp(x - sm.m[row]) : 0.0;
+        } else if (visible) {
+            *cell = opp__exp(x - sm.m[row]) / sm.s[row];
+        } else {
+            const bool has_v = kend >= 0 && kg < it.lkv;
+            *cell = has_v ? -1.0 : 0.0;
+            masked |= has_v;
+        }
+    }
+    return masked;
+}
+
+/* The three passes over the key tiles of one work item (see the design
+ * note); tot receives the P.V totals of the thread's rows x columns. */
+template <int DT, class C, int PASS>
+__device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
+                           const exact_smem<C> &sm, double (&tot)[C::TM][C::VT]) {
+    typedef typename exact_elem<DT>::raw_t raw_t;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int ty = (warp >> 1) * 4 + (lane >> 3), tx = (warp & 1) * 8 + (lane & 7);
+    const int ns = (a.d + OPP__EXACT_BK - 1) / OPP__EXACT_BK;
+    double mloc[C::TM], ssum = 0.0;
+    int kend[C::TM];
+#pragma unroll
+    for (int i = 0; i < C::TM; ++i) {
+        mloc[i] = -INFINITY;
+        kend[i] = sm.kend[(i / 2) * 32 + 2 * ty + i % 2];
+    }
+    /* slice pipeline: slab[buf] holds the slice being computed; the next one
+     * is in flight into the staging cells */
+    raw_t *r = (raw_t *)sm.raw;
+    int buf = 0, nkt_s = 0, nkt_kt = 0;
+    auto steps = [&](int kt) {
+        if (PASS != 3) {
+            return ns;
+        }
+        const int left = it.kend_tile - kt * OPP__EXACT_BN;
+        return ns + ((left < OPP__EXACT_BN ? left : OPP__EXACT_BN) + C::BJ - 1) / C::BJ;
+    };
+    /* Loads slice (nkt_kt, nkt_s) into r if it exists; returns whether. */
+    auto fetch_next = [&](int kt, int s) {
+        nkt_kt = kt, nkt_s = s + 1;
+        if (nkt_s == steps(kt)) {
+            nkt_kt = kt + 1, nkt_s = 0;
+        }
+        if (nkt_kt >= it.nkt) {
+            return false;
+        }
+        exact_fetch<DT, C>(a, it, nkt_kt, nkt_s, ns, r);
+        return true;
+    };
+    exact_fetch<DT, C>(a, it, 0, 0, ns, r);
+    exact_commit<DT, C>(a, 0, ns, r, sm.slab);
+    __syncthreads();
+    for (int kt = 0; kt < it.nkt; ++kt) {
+        double acc[C::TM][8];
+#pragma unroll
+        for (int i = 0; i < C::TM; ++i) {
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                acc[i][j] = 0.0;
+            }
+        }
+        for (int s = 0; s < ns; ++s) {
+            const bool more = fetch_next(kt, s);
+            const int kk_left = ((a.d - s * OPP__EXACT_BK) + 7) & ~7;
+            exact_qk_slice<C>(sm.qs, sm.slab + buf * C::SLAB, s * OPP__EXACT_BK,
+                              kk_left < OPP__EXACT_BK ? kk_left : OPP__EXACT_BK, ty, tx, acc);
+            if (more) {
+                exact_commit<DT, C>(a, nkt_s, ns, r, sm.slab + (buf ^ 1) * C::SLAB);
+            }
+            __syncthreads();
+            buf ^= 1;
+        }
+        if (PASS == 1) {
+            if (a.softcap > 0.0) { /* softcap through the tile: one tanh copy */
+                exact_stage<C>(acc, sm.sc, ty, tx);
+                exact_epilogue<C, 1>(a, it, sm, kt, ty, tx);
+#pragma unroll
+                for (int i = 0; i < C::TM; ++i) {
+#pragma unroll
+                    for (int j = 0; j < 8; ++j) {
+                        acc[i][j] = sm.sc[exact_cell<C>(i, j, ty, tx)];
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < C::TM; ++i) {
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    const int kg = kt * OPP__EXACT_BN + (j / 2) * 32 + 2 * tx + j % 2;
+                    mloc[i] = kg < kend[i] ? opp__max_nan(mloc[i], acc[i][j]) : mloc[i];
+                }
+            }
+            continue;
+        }
+        exact_stage<C>(acc, sm.sc, ty, tx);
+        const int masked = exact_epilogue<C, PASS>(a, it, sm, kt, ty, tx);
+        if (PASS == 2) { /* chunk parts: row r, chunk c by thread c * BM + r, ascending keys */
+            __syncthreads();
+            const int r = threadIdx.x % C::BM, c = threadIdx.x / C::BM;
+            double part = 0.0;
+            if (c < OPP__EXACT_BN / OPP__EXACT_CHUNK) {
+                const double *col = sm.sc + c * OPP__EXACT_CHUNK * C::LDR + r;
+                for (int j = 0; j < OPP__EXACT_CHUNK; ++j) {
+                    part = part + col[j * C::LDR];
+                }
+                if (c == 1) {
+                    sm.part[r] = part;
+                }
+            }
+            __syncthreads();
+            if (c == 0) { /* total += part, chunk 0 then chunk 1 */
+                ssum = ssum + part;
+                ssum = ssum + sm.part[r];
+            }
+            continue; /* the next tile's slice barriers order sc / part reuse */
+        }
+        const bool any_masked = __syncthreads_or(masked) != 0;
+        double part[C::TM][C::VT];
+#pragma unroll
+        for (int i = 0; i < C::TM; ++i) {
+#pragma unroll
+            for (int c = 0; c < C::VT; ++c) {
+                part[i][c] = 0.0;
+            }
+        }
+        const int last = steps(kt) - 1;
+        for (int s = ns; s <= last; ++s) {
+            const bool more = fetch_next(kt, s);
+            const double *vs = sm.slab + buf * C::SLAB;
+            const int j0 = (s - ns) * C::BJ;
+            if (any_masked) {
+                exact_pv_slice<C, true>(sm.sc, vs, j0, ty, tx, part);
+            } else {
+                exact_pv_slice<C, false>(sm.sc, vs, j0, ty, tx, part);
+            }
+            if (more) {
+                exact_commit<DT, C>(a, nkt_s, ns, r, sm.slab + (buf ^ 1) * C::SLAB);
+            }
+            __syncthreads();
+            buf ^= 1;
+            if ((j0 + C::BJ) % OPP__EXACT_CHUNK == 0 || s == last) { /* end of a chunk */
+#pragma unroll
+                for (int i = 0; i < C::TM; ++i) {
+#pragma unroll
+                    for (int c = 0; c < C::VT; ++c) {
+                        tot[i][c] = tot[i][c] + part[i][c];
+                        part[i][c] = 0.0;
+                    }
+                }
+            }
+        }
+    }
+    if (PASS == 1) { /* rows are shared by 8 lanes (lane % 8) x 2 warps (warp % 2) */
+#pragma unroll
+        for (int i = 0; i < C::TM; ++i) {
+            double v = mloc[i];
+#pragma unroll
+            for (int o = 1; o < 8; o <<= 1) {
+                v = opp__max_nan(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+            }
+            if ((lane & 7) == 0) {
+                sm.red[(warp & 1) * C::BM + (i / 2) * 32 + 2 * ty + i % 2] = v;
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x < C::BM) {
+            sm.m[threadIdx.x] = opp__max_nan(sm.red[threadIdx.x], sm.red[C::BM + threadIdx.x]);
+        }
+    } else if (PASS == 2 && threadIdx.x < C::BM) {
+        sm.s[threadIdx.x] = ssum;
+    }
+    __syncthreads();
+}
+
+/* grid.x blocks walk the work items w = (row tile, sequence, kv head), the
+ * last row tiles first (the longest work under causal masking).
+ * a: see kernels.h; rec: the guard record, read first. */
+template <int DT, class C>
+static __global__ void __launch_bounds__(OPP__EXACT_THREADS, 1)
+    exact_attention_kernel(const opp__exact_args_t a, const opp__guard_record_t *rec) {
+    if (rec->code != OPP_STATUS_SUCCESS) {
+        return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
+    }
+    extern __shared__ __align__(16) double exact_smem_base[];
+    const exact_smem<C> sm(exact_smem_base);
+    const int64_t esize = DT == OPP_DTYPE_F32 ? 4 : 2;
+    const int g = a.hq / a.hkv;
+    const int64_t n_rt = ((int64_t)a.max_seqlen_q * g + C::BM - 1) / C::BM;
+    const int64_t per_rt = (int64_t)a.batch * a.hkv;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int ty = (warp >> 1) * 4 + (lane >> 3), tx = (warp & 1) * 8 + (lane & 7);
+    for (int64_t w = blockIdx.x; w < n_rt * per_rt; w += gridDim.x) {
+        exact_item it;
+        const int32_t b = (int32_t)((w % per_rt) / a.hkv);
+        it.hk = (int32_t)(w % a.hkv);
+        it.g = g;
+        exact_sequence(a, b, &it);
+        it.r0 = (n_rt - 1 - w / per_rt) * C::BM;
+        it.nrows = (int64_t)it.lq * g;
+        if (it.r0 >= it.nrows) {
+            continue; /* uniform: the tile lies past this sequence */
+        }
+        const int64_t last = (it.r0 + C::BM < it.nrows ? it.r0 + C::BM : it.nrows) - 1;
+        it.kend_tile = exact_key_end(a, it, last / g);
+        it.nkt = (it.kend_tile + OPP__EXACT_BN - 1) / OPP__EXACT_BN;
+        it.q_vec = exact_vec_ok(a.q, esize);
+        it.k_vec = exact_vec_ok(a.k, esize);
+        it.v_vec = exact_vec_ok(a.v, esize);
+        double tot[C::TM][C::VT];
+#pragma unroll
+        for (int i = 0; i < C::TM; ++i) {
+#pragma unroll
+            for (int c = 0; c < C::VT; ++c) {
+                tot[i][c] = 0.0;
+            }
+        }
+        if (it.nkt > 0) {
+            exact_load_q<DT, C>(a, it, sm);
+            __syncthreads();
+            exact_pass<DT, C, 1>(a, it, sm, tot);
+            exact_pass<DT, C, 2>(a, it, sm, tot);
+            exact_pass<DT, C, 3>(a, it, sm, tot);
+        }
+#pragma unroll
+        for (int i = 0; i < C::TM; ++i) { /* one rounding; no visible key: +0 */
+            const int64_t rg = it.r0 + (i / 2) * 32 + 2 * ty + i % 2;
+            if (rg < it.nrows) {
+                const int64_t h = (int64_t)it.hk * g + rg % g;
+                const int64_t o = it.obase + (rg / g) * a.out.row + h * a.out.head;
+#pragma unroll
+                for (int c = 0; c < C::VT; ++c) {
+                    const int col = (c / 2) * 32 + 2 * tx + c % 2;
+                    if (col < a.dv) {
+                        exact_elem<DT>::store((void *)a.out.ptr, o + col, tot[i][c]);
+                    }
+                }
+            }
+        }
+        __syncthreads(); /* shared memory is reused by the next item */
+    }
+}
+
+// --- launchers
+
+typedef void (*exact_kernel_t)(const opp__exact_args_t, const opp__guard_record_t *);
+
+/* The dispatch table: the first row whose dtype matches and whose DMAX
+ * bounds both D and Dv runs (tile_config.h: opp__exact_tile_dmax). */
+struct exact_entry {
+    int32_t dtype;
+    int32_t dmax, bm;
+    size_t smem_bytes;
+    exact_kernel_t kernel;
+};
+
+#define EXACT_ENTRY(DT, CFG) \
+    { DT, CFG::DMAX, CFG::BM, CFG::SMEM_BYTES, exact_attention_kernel<DT, CFG> }
+static const exact_entry exact_table[] = {
+    EXACT_ENTRY(OPP_DTYPE_F32, opp__exact_cfg_d128),
+    EXACT_ENTRY(OPP_DTYPE_F16, opp__exact_cfg_d128),
+    EXACT_ENTRY(OPP_DTYPE_BF16, opp__exact_cfg_d128),
+    EXACT_ENTRY(OPP_DTYPE_F32, opp__exact_cfg_d256),
+    EXACT_ENTRY(OPP_DTYPE_F16, opp__exact_cfg_d256),
+    EXACT_ENTRY(OPP_DTYPE_BF16, opp__exact_cfg_d256),
+};
+#undef EXACT_ENTRY
+
+static const exact_entry *exact_lookup(int32_t dtype, int32_t d, int32_t dv) {
+    const int dmax = opp__exact_tile_dmax(d, dv);
+    for (size_t i = 0; i < sizeof(exact_table) / sizeof(exact_table[0]); ++i) {
+        if (exact_table[i].dtype == dtype && exact_table[i].dmax == dmax && d >= 1 && dv >= 1) {
+            return &exact_table[i];
+        }
+    }
+    return NULL;
+}
+
+extern "C" opp_status_t opp__exact_attention_supported(int32_t dtype, int32_t d, int32_t dv) {
+    if (exact_lookup(dtype, d, dv) != NULL) {
+        return OPP_STATUS_SUCCESS;
+    }
+    for (size_t i = 0; i < sizeof(exact_table) / sizeof(exact_table[0]); ++i) {
+        if (exact_table[i].dtype == dtype) {
+            OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                          "the exact kernel has no tile for head_size = %d, v_head_size = %d "
+                          "(1 .. 256 each)",
+                          (int)d, (int)dv);
+        }
+    }
+    OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_DTYPE, "the exact kernel has no dtype %s",
+                  opp_dtype_name((opp_dtype_t)dtype));
+    return OPP_STATUS_INTERNAL_ERROR;
+}
+
+/* Guard, then the kernel on a 1-D grid of (row tiles x B x Hkv) blocks,
+ * row tiles = ceil(max_seqlen_q * G / BM); 256 threads; SMEM_BYTES of
+ * dynamic shared memory. Shapes: see the file comment. */
+extern "C" opp_status_t opp__exact_attention_launch(const opp__exact_args_t *args, void *record,
+                                                    struct CUstream_st *stream) {
+    OPP_TRY(opp__exact_attention_supported(args->dtype, args->d, args->dv));
+    const exact_entry *e = exact_lookup(args->dtype, args->d, args->dv);
+    opp__guard_args_t g;
+    g.cu_seqlens_q = args->cu_seqlens_q;
+    g.cu_seqlens_kv = args->cu_seqlens_kv;
+    g.nonpad = args->nonpad;
+    g.batch = args->batch;
+    g.max_seqlen_q = args->max_seqlen_q;
+    g.max_seqlen_kv = args->max_seqlen_kv;
+    g.kv_seqlen = args->kv_seqlen;
+    g.total_q = args->total_q;
+    g.total_kv = args->total_kv;
+    OPP_TRY(opp__varlen_guard_launch(&g, record, stream));
+    const int64_t rows = (int64_t)args->max_seqlen_q * (args->hq / args->hkv);
+    const int64_t items = (rows + e->bm - 1) / e->bm * args->batch * args->hkv;
+    if (items == 0) {
+        return OPP_STATUS_SUCCESS;
+    }
+    const unsigned grid = items < 0x7FFFFFFF ? (unsigned)items : 0x7FFFFFFFu;
+    OPP_CUDA_TRY(cudaFuncSetAttribute(
+        (const void *)e->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e->smem_bytes));
+    e->kernel<<<grid, OPP__EXACT_THREADS, e->smem_bytes, (cudaStream_t)stream>>>(
+        *args, (const opp__guard_record_t *)record);
+    OPP_CUDA_TRY(cudaGetLastError());
+    return OPP_STATUS_SUCCESS;
+}

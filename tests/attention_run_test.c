@@ -1,0 +1,166 @@
+/*
+ * attention_run_test.c - CPU tests of the packed run path's host side:
+ * opp_packed_attention_workspace_size(), the workspace plan (counting ==
+ * materialising), the exact kernel's dispatch table, and every argument
+ * error opp_packed_attention_fwd() returns before its first CUDA call
+ * (NULL and misaligned pointers, small or misaligned workspaces). Fake
+ * device addresses are never dereferenced: each call fails its checks.
+ * Needs no GPU. Run: bazel test //tests:attention_run_test
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "lib/internal/attention_run.h"
+#include "tests/test_util.h"
+
+static void good_desc(opp_attention_desc_t *d) {
+    opp_attention_desc_init(d);
+    d->q_dtype = d->k_dtype = d->v_dtype = d->out_dtype = OPP_DTYPE_BF16;
+    d->batch = 3;
+    d->num_heads = 32;
+    d->kv_num_heads = 8;
+    d->head_size = 128;
+    d->total_q = d->total_kv = 700;
+    d->max_seqlen_q = d->max_seqlen_kv = 400;
+    d->is_causal = 1;
+}
+
+#define P(addr) ((void *)(uintptr_t)(addr))
+
+/* The exact path needs exactly the 256-byte guard record, for any batch. */
+static void test_workspace_size_is_the_guard_record(void **state) {
+    (void)state;
+    opp_attention_desc_t d;
+    good_desc(&d);
+    size_t bytes = 1;
+    assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
+    assert_int_equal(bytes, 256);
+    d.total_q = d.total_kv = INT32_MAX;
+    d.max_seqlen_q = d.max_seqlen_kv = INT32_MAX;
+    assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
+    assert_int_equal(bytes, 256);
+}
+
+/* workspace_size reports desc errors as opp_attention_desc_check does. */
+static void test_workspace_size_rejects_bad_desc(void **state) {
+    (void)state;
+    opp_attention_desc_t d;
+    good_desc(&d);
+    size_t bytes = 0;
+    assert_opp_status(opp_packed_attention_workspace_size(NULL, &bytes),
+                      OPP_STATUS_BAD_PARAM_NULL_POINTER, "desc is NULL");
+    assert_opp_status(opp_packed_attention_workspace_size(&d, NULL),
+                      OPP_STATUS_BAD_PARAM_NULL_POINTER, "workspace_bytes is NULL");
+    d.kv_num_heads = 5;
+    assert_opp_status(opp_packed_attention_workspace_size(&d, &bytes),
+                      OPP_STATUS_BAD_PARAM_KV_HEADS_NOT_DIVIDING, "kv_num_heads = 5");
+    good_desc(&d);
+    d.algo = OPP_ALGO_FAST;
+    assert_opp_status(opp_packed_attention_workspace_size(&d, &bytes),
+                      OPP_STATUS_NOT_SUPPORTED_ALGO, "FAST");
+}
+
+/* Counting and materialising run the same layout: same size, and each
+ * region lands at base + its counted offset, 256-byte aligned. */
+static void test_plan_count_equals_materialize(void **state) {
+    (void)state;
+    opp__attention_plan_t counted, placed;
+    opp__attention_plan_layout(NULL, &counted);
+    assert_null(counted.guard_record);
+    assert_int_equal(counted.workspace_bytes % 256, 0);
+    char *base = (char *)P(0x7f0000000000ull);
+    opp__attention_plan_layout(base, &placed);
+    assert_int_equal(placed.workspace_bytes, counted.workspace_bytes);
+    assert_ptr_equal(placed.guard_record, base); /* device_status relies on offset 0 */
+    assert_true(counted.workspace_bytes >= OPP__GUARD_RECORD_BYTES);
+    opp__attention_plan_t bound;
+    assert_opp_ok(opp__attention_plan_bind(base, counted.workspace_bytes, &bound));
+    assert_ptr_equal(bound.guard_record, base);
+}
+
+/* Every dtype x (D, Dv) in 1..256 has a kernel; the table's default says
+ * what is missing. */
+static void test_dispatch_covers_all_head_sizes(void **state) {
+    (void)state;
+    const opp_dtype_t dtypes[3] = {OPP_DTYPE_F32, OPP_DTYPE_F16, OPP_DTYPE_BF16};
+    for (int t = 0; t < 3; ++t) {
+        for (int32_t d = 1; d <= 256; d += (d < 20 ? 1 : 7)) {
+            assert_opp_ok(opp__exact_attention_supported(dtypes[t], d, 1));
+            assert_opp_ok(opp__exact_attention_supported(dtypes[t], 1, d));
+            assert_opp_ok(opp__exact_attention_supported(dtypes[t], d, 257 - d));
+        }
+        assert_opp_ok(opp__exact_attention_supported(dtypes[t], 256, 256));
+    }
+    assert_opp_status(opp__exact_attention_supported(OPP_DTYPE_BF16, 257, 64),
+                      OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE, "head_size = 257");
+    assert_opp_status(opp__exact_attention_supported(OPP_DTYPE_F16, 64, 0),
+                      OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE, "v_head_size = 0");
+    assert_opp_status(opp__exact_attention_supported(OPP_DTYPE_F64, 64, 64),
+                      OPP_STATUS_NOT_SUPPORTED_DTYPE, "f64");
+}
+
+/* desc and varlen errors come first, before any pointer is looked at. */
+static void test_fwd_rejects_bad_desc_and_varlen(void **state) {
+    (void)state;
+    opp_attention_desc_t d;
+    good_desc(&d);
+    const opp_varlen_t varlen = {(const int32_t *)P(0x1000), (const int32_t *)P(0x2000)};
+    assert_opp_status(opp_packed_attention_fwd(NULL, &varlen, P(0x10000), P(0x10000), P(0x10000),
+                                               P(0x10000), P(0x20000), 256, NULL),
+                      OPP_STATUS_BAD_PARAM_NULL_POINTER, "desc is NULL");
+    d.head_size = 512;
+    assert_opp_status(opp_packed_attention_fwd(&d, &varlen, P(0x10000), P(0x10000), P(0x10000),
+                                               P(0x10000), P(0x20000), 256, NULL),
+                      OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE, "head_size = 512");
+    good_desc(&d);
+    assert_opp_status(opp_packed_attention_fwd(&d, NULL, P(0x10000), P(0x10000), P(0x10000),
+                                               P(0x10000), P(0x20000), 256, NULL),
+                      OPP_STATUS_BAD_PARAM_NULL_POINTER, "varlen is NULL");
+    const opp_varlen_t no_q = {NULL, (const int32_t *)P(0x2000)};
+    assert_opp_status(opp_packed_attention_fwd(&d, &no_q, P(0x10000), P(0x10000), P(0x10000),
+                                               P(0x10000), P(0x20000), 256, NULL),
+                      OPP_STATUS_BAD_PARAM_NULL_POINTER, "varlen->cu_seqlens_q is NULL");
+    const opp_varlen_t odd_kv = {(const int32_t *)P(0x1000), (const int32_t *)P(0x2002)};
+    assert_opp_status(opp_packed_attention_fwd(&d, &odd_kv, P(0x10000), P(0x10000), P(0x10000),
+                                               P(0x10000), P(0x20000), 256, NULL),
+                      OPP_STATUS_BAD_PARAM_MISALIGNED,
+                      "varlen->cu_seqlens_kv = 0x2002 is not 4-byte aligned");
+}
+
+/* NULL and misaligned tensors, then the workspace: NULL, misaligned, small. */
+static void test_fwd_rejects_bad_pointers_and_workspace(void **state) {
+    (void)state;
+    opp_attention_desc_t d;
+    good_desc(&d);
+    const opp_varlen_t vl = {(const int32_t *)P(0x1000), (const int32_t *)P(0x2000)};
+    void *t = P(0x10000), *ws = P(0x20000);
+    assert_opp_status(opp_packed_attention_fwd(&d, &vl, NULL, t, t, t, ws, 256, NULL),
+                      OPP_STATUS_BAD_PARAM_NULL_POINTER, "q is NULL but has 700 rows");
+    assert_opp_status(opp_packed_attention_fwd(&d, &vl, t, NULL, t, t, ws, 256, NULL),
+                      OPP_STATUS_BAD_PARAM_NULL_POINTER, "k is NULL");
+    assert_opp_status(opp_packed_attention_fwd(&d, &vl, t, t, P(0x10004), t, ws, 256, NULL),
+                      OPP_STATUS_BAD_PARAM_MISALIGNED, "v = 0x10004 is not 16-byte aligned");
+    assert_opp_status(opp_packed_attention_fwd(&d, &vl, t, t, t, P(0x10008), ws, 256, NULL),
+                      OPP_STATUS_BAD_PARAM_MISALIGNED, "out = 0x10008 is not 16-byte aligned");
+    assert_opp_status(opp_packed_attention_fwd(&d, &vl, t, t, t, t, NULL, 256, NULL),
+                      OPP_STATUS_BAD_PARAM_NULL_POINTER,
+                      "workspace is NULL (256 bytes are required)");
+    assert_opp_status(opp_packed_attention_fwd(&d, &vl, t, t, t, t, P(0x20100 - 16), 256, NULL),
+                      OPP_STATUS_BAD_PARAM_MISALIGNED, "workspace = 0x200f0 is not 256-byte");
+    assert_opp_status(opp_packed_attention_fwd(&d, &vl, t, t, t, t, ws, 0, NULL),
+                      OPP_STATUS_BAD_PARAM_WORKSPACE,
+                      "workspace_bytes = 0 is below the 256 bytes this descriptor needs");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_workspace_size_is_the_guard_record),
+        cmocka_unit_test(test_workspace_size_rejects_bad_desc),
+        cmocka_unit_test(test_plan_count_equals_materialize),
+        cmocka_unit_test(test_dispatch_covers_all_head_sizes),
+        cmocka_unit_test(test_fwd_rejects_bad_desc_and_varlen),
+        cmocka_unit_test(test_fwd_rejects_bad_pointers_and_workspace),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
