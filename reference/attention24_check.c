@@ -115,3 +115,26 @@ opp_status_t opp_ref_attention24_check(const opp_ref_attention24_desc_t *a) {
                   "nonpad_kv_seqlen cannot be combined with past_key/past_value");
     return check_mask(a);
 }
+
+opp_status_t opp__a24_check_pointers(const opp_ref_attention24_desc_t *a,
+                                     const opp_ref_attention24_tensors_t *t) {
+    OPP_RETURN_IF(t == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "tensors is NULL");
+    OPP_RETURN_IF(t->q == NULL || t->k == NULL || t->v == NULL || t->y == NULL,
+                  OPP_STATUS_BAD_PARAM_NULL_POINTER, "Q, K, V and Y are required (%s is NULL)",
+                  t->q == NULL   ? "Q"
+                  : t->k == NULL ? "K"
+                  : t->v == NULL ? "V"
+                                 : "Y");
+    OPP_RETURN_IF((a->mask_dtype != OPP_DTYPE_UNDEFINED) != (t->attn_mask != NULL),
+                  OPP_STATUS_BAD_PARAM_NULL_POINTER, "attn_mask is %s but mask_dtype = %s",
+                  t->attn_mask == NULL ? "NULL" : "given", opp_dtype_name(a->mask_dtype));
+    OPP_RETURN_IF(a->has_past && (t->past_key == NULL || t->past_value == NULL),
+                  OPP_STATUS_BAD_PARAM_PAST, "has_past = 1 but past_%s is NULL",
+                  t->past_key == NULL ? "key" : "value");
+    OPP_RETURN_IF(!a->has_past && (t->past_key != NULL || t->past_value != NULL),
+                  OPP_STATUS_BAD_PARAM_PAST, "past_key/past_value given but has_past = 0");
+    OPP_RETURN_IF(a->has_nonpad != (t->nonpad_kv_seqlen != NULL), OPP_STATUS_BAD_PARAM_NONPAD,
+                  "nonpad_kv_seqlen is %s but has_nonpad = %d",
+                  t->nonpad_kv_seqlen == NULL ? "NULL" : "given", (int)a->has_nonpad);
+    return OPP_STATUS_SUCCESS;
+}

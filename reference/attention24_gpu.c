@@ -49,6 +49,7 @@
 #include "lib/internal/check.h"
 #include "lib/internal/exact_order.h"
 #include "reference/attention24_gpu_internal.h"
+#include "reference/attention24_internal.h"
 #include "reference/opp_reference_gpu.h"
 
 #define A24G_ALIGN        ((uint64_t)256)
@@ -149,30 +150,6 @@ static opp_status_t plan(const opp_ref_attention24_desc_t *a, a24g_plan_t *pl) {
 }
 
 // --- checks and cuBLAS glue
-
-/* Pointer rules of the CPU reference (nonpad values are checked on the device). */
-static opp_status_t check_tensors(const opp_ref_attention24_desc_t *a,
-                                  const opp_ref_attention24_tensors_t *t) {
-    OPP_RETURN_IF(t == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "tensors is NULL");
-    OPP_RETURN_IF(t->q == NULL || t->k == NULL || t->v == NULL || t->y == NULL,
-                  OPP_STATUS_BAD_PARAM_NULL_POINTER, "Q, K, V and Y are required (%s is NULL)",
-                  t->q == NULL   ? "Q"
-                  : t->k == NULL ? "K"
-                  : t->v == NULL ? "V"
-                                 : "Y");
-    OPP_RETURN_IF((a->mask_dtype != OPP_DTYPE_UNDEFINED) != (t->attn_mask != NULL),
-                  OPP_STATUS_BAD_PARAM_NULL_POINTER, "attn_mask is %s but mask_dtype = %s",
-                  t->attn_mask == NULL ? "NULL" : "given", opp_dtype_name(a->mask_dtype));
-    OPP_RETURN_IF(a->has_past && (t->past_key == NULL || t->past_value == NULL),
-                  OPP_STATUS_BAD_PARAM_PAST, "has_past = 1 but past_%s is NULL",
-                  t->past_key == NULL ? "key" : "value");
-    OPP_RETURN_IF(!a->has_past && (t->past_key != NULL || t->past_value != NULL),
-                  OPP_STATUS_BAD_PARAM_PAST, "past_key/past_value given but has_past = 0");
-    OPP_RETURN_IF(a->has_nonpad != (t->nonpad_kv_seqlen != NULL), OPP_STATUS_BAD_PARAM_NONPAD,
-                  "nonpad_kv_seqlen is %s but has_nonpad = %d",
-                  t->nonpad_kv_seqlen == NULL ? "NULL" : "given", (int)a->has_nonpad);
-    return OPP_STATUS_SUCCESS;
-}
 
 #define CUBLAS_TRY(expr)                                                                          \
     do {                                                                                          \
@@ -321,7 +298,7 @@ opp_status_t opp_ref_gpu_attention24(opp_ref_gpu_t *ref, const opp_ref_attention
                                      size_t workspace_bytes, struct CUstream_st *stream) {
     OPP_RETURN_IF(ref == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "ref is NULL");
     OPP_TRY(opp_ref_attention24_check(desc));
-    OPP_TRY(check_tensors(desc, t));
+    OPP_TRY(opp__a24_check_pointers(desc, t)); /* nonpad values: on the device */
     a24g_plan_t pl;
     OPP_TRY(plan(desc, &pl));
     OPP_RETURN_IF(workspace_bytes < pl.total, OPP_STATUS_BAD_PARAM_WORKSPACE,

@@ -42,4 +42,9 @@ static inline int64_t opp__a24_y_index(const opp_ref_attention24_desc_t *a, int6
 int64_t opp__a24_mask_index(const opp_ref_attention24_desc_t *a, int64_t b, int64_t h, int64_t t,
                             int64_t j);
 
+/* The pointer rules shared by the CPU and the GPU reference: Q, K, V, Y
+ * required; attn_mask, past_*, nonpad given exactly when desc says so. */
+opp_status_t opp__a24_check_pointers(const opp_ref_attention24_desc_t *a,
+                                     const opp_ref_attention24_tensors_t *t);
+
 #endif /* OPP_REFERENCE_ATTENTION24_INTERNAL_H */

@@ -8,27 +8,8 @@
 #include <string.h>
 
 #include "lib/internal/fp_convert.h"
+#include "tests/errbuf.h"
 #include "tests/golden_packed.h"
-
-static int fail(char *err, size_t err_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t err_size, const char *fmt, ...) {
-    if (err != NULL && err_size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_size, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-#define FAIL_IF(cond, ...)                           \
-    do {                                             \
-        if (cond) {                                  \
-            return fail(err, err_size, __VA_ARGS__); \
-        }                                            \
-    } while (0)
 
 #define SAME(field_s, field_d, what)                                                 \
     FAIL_IF((field_s) != (field_d), "sidecar %s = %lld but the case has %lld", what, \
@@ -130,8 +111,9 @@ int golden_check_poison(const opp_onnx_sidecar_t *s, const opp_onnx_case_t *c, s
     *bad += poison_count(&k, s->lkv, 0, s->kv_poison, s->dtype, first[1], 256);
     *bad += poison_count(&v, s->lkv, 0, s->kv_poison, s->dtype, first[2], 256);
     if (*bad > 0) {
-        return fail(err, err_size, "%zu padding elements are not the poison; first: %s%s%s", *bad,
-                    first[0], first[1], first[2]);
+        return opp_errbuf_fail(err, err_size,
+                               "%zu padding elements are not the poison; first: %s%s%s", *bad,
+                               first[0], first[1], first[2]);
     }
     return 0;
 }
@@ -176,7 +158,7 @@ int golden_packed_derive(const opp_onnx_sidecar_t *s, const opp_onnx_case_t *c, 
     p->cu_kv = prefix_sums(s->lkv, s->batch);
     if (p->cu_q == NULL || p->cu_kv == NULL) {
         golden_packed_free(p);
-        return fail(err, err_size, "out of memory");
+        return opp_errbuf_fail(err, err_size, "out of memory");
     }
     const int64_t tq = p->cu_q[s->batch], tkv = p->cu_kv[s->batch];
     const size_t hq = (size_t)s->num_heads, hkv = (size_t)s->kv_num_heads;
@@ -188,7 +170,7 @@ int golden_packed_derive(const opp_onnx_sidecar_t *s, const opp_onnx_case_t *c, 
     p->out = alloc_elems(p->out_elems, es);
     if (p->q == NULL || p->k == NULL || p->v == NULL || p->want == NULL || p->out == NULL) {
         golden_packed_free(p);
-        return fail(err, err_size, "out of memory");
+        return opp_errbuf_fail(err, err_size, "out of memory");
     }
     memset(p->out, 0xff, p->out_elems * es);
     const int rank = s->input_rank;

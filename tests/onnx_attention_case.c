@@ -8,27 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/errbuf.h"
 #include "tests/onnx_attention_case.h"
-
-static int fail(char *err, size_t err_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t err_size, const char *fmt, ...) {
-    if (err != NULL && err_size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_size, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-#define FAIL_IF(cond, ...)                           \
-    do {                                             \
-        if (cond) {                                  \
-            return fail(err, err_size, __VA_ARGS__); \
-        }                                            \
-    } while (0)
 
 static const char *const in_names[7] = {
     "Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen"};
@@ -293,7 +274,7 @@ int opp_onnx_attention_map(const opp_onnx_case_t *c, opp_ref_attention24_desc_t 
                            opp_ref_attention24_tensors_t *host_tensors, char *err,
                            size_t err_size) {
     if (c == NULL || desc == NULL || host_tensors == NULL) {
-        return fail(err, err_size, "opp_onnx_attention_map: NULL argument");
+        return opp_errbuf_fail(err, err_size, "opp_onnx_attention_map: NULL argument");
     }
     opp_ref_attention24_desc_init(desc);
     memset(host_tensors, 0, sizeof(*host_tensors));
@@ -412,7 +393,7 @@ int opp_onnx_attention_alloc_outputs(const opp_onnx_case_t *c,
                                      const opp_ref_attention24_desc_t *desc,
                                      opp_ref_attention24_tensors_t *t, char *err, size_t err_size) {
     if (c == NULL || desc == NULL || t == NULL) {
-        return fail(err, err_size, "opp_onnx_attention_alloc_outputs: NULL argument");
+        return opp_errbuf_fail(err, err_size, "opp_onnx_attention_alloc_outputs: NULL argument");
     }
     for (int s = 0; s < OPP_A24_NUM_OUTPUTS; ++s) {
         *out_slot(t, s) = NULL;
