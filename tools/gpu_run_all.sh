@@ -128,7 +128,10 @@ if [ $do_sanitize -eq 1 ]; then
                 [ -n "$t" ] || continue
                 total=$((total + 1))
                 echo "==================== $tool $t" >>"$LOG/sanitize.log"
-                OPP_GPU_TEST_BATCHES=20 OPP_L0_BATCHES=20 with_timeout "$SAN" --tool "$tool" \
+                # Reduced counts under the sanitizers (10-100x slower); no
+                # full-size workload shapes.
+                OPP_GPU_TEST_BATCHES=20 OPP_L0_BATCHES=20 OPP_L3_BATCHES=4 OPP_L3_RANDOM=10 \
+                    OPP_WORKLOADS="" with_timeout "$SAN" --tool "$tool" \
                     --error-exitcode 86 "$STAGE/tests/$t" >>"$LOG/sanitize.log" 2>&1
                 rc=$?
                 tail -3 "$LOG/sanitize.log"
