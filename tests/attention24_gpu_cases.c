@@ -25,16 +25,11 @@ static int run_case(const char *path, opp_ref_gpu_t *ref, opp_a24g_ws_t *ws,
     opp_onnx_case_t c;
     opp_ref_attention24_desc_t d;
     opp_ref_attention24_tensors_t t;
-    if (opp_onnx_case_load(path, 0, &c, err, sizeof(err)) != 0) {
+    if (opp_onnx_attention_prepare(path, &c, &d, &t, err, sizeof(err)) != 0) {
         snprintf(line, size, "UNREADABLE: %s", err);
         return 2;
     }
     int rc = 2;
-    if (opp_onnx_attention_map(&c, &d, &t, err, sizeof(err)) != 0 ||
-        opp_onnx_attention_alloc_outputs(&c, &d, &t, err, sizeof(err)) != 0) {
-        snprintf(line, size, "UNREADABLE: %s", err);
-        goto done;
-    }
     const opp_status_t st = opp_a24g_run_host(ref, &d, &t, ws, stream);
     if (st != OPP_STATUS_SUCCESS) {
         snprintf(line, size, "GPU REFERENCE FAILED: %s: %s", opp_status_name(st),

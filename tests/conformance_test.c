@@ -69,16 +69,11 @@ static int run_case(const char *path, opp_onnx_attention_result_t *r, char *line
     opp_onnx_case_t c;
     opp_ref_attention24_desc_t d;
     opp_ref_attention24_tensors_t t;
-    if (opp_onnx_case_load(path, 0, &c, err, sizeof(err)) != 0) {
+    if (opp_onnx_attention_prepare(path, &c, &d, &t, err, sizeof(err)) != 0) {
         snprintf(line, size, "UNREADABLE: %s", err);
         return 2;
     }
     int rc = 2;
-    if (opp_onnx_attention_map(&c, &d, &t, err, sizeof(err)) != 0 ||
-        opp_onnx_attention_alloc_outputs(&c, &d, &t, err, sizeof(err)) != 0) {
-        snprintf(line, size, "UNREADABLE: %s", err);
-        goto done;
-    }
     const opp_status_t st = opp_ref_attention24(&d, &t);
     if (st != OPP_STATUS_SUCCESS) {
         snprintf(line, size, "REFERENCE FAILED: %s: %s", opp_status_name(st),

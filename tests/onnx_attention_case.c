@@ -404,3 +404,17 @@ int opp_onnx_attention_alloc_outputs(const opp_onnx_case_t *c,
     }
     return 0;
 }
+
+int opp_onnx_attention_prepare(const char *case_dir, opp_onnx_case_t *c,
+                               opp_ref_attention24_desc_t *desc, opp_ref_attention24_tensors_t *t,
+                               char *err, size_t err_size) {
+    if (opp_onnx_case_load(case_dir, 0, c, err, err_size) != 0) {
+        return -1;
+    }
+    if (opp_onnx_attention_map(c, desc, t, err, err_size) != 0 ||
+        opp_onnx_attention_alloc_outputs(c, desc, t, err, err_size) != 0) {
+        opp_onnx_case_free(c);
+        return -1;
+    }
+    return 0;
+}

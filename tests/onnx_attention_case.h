@@ -74,6 +74,14 @@ int opp_onnx_attention_alloc_outputs(const opp_onnx_case_t *c,
                                      const opp_ref_attention24_desc_t *desc,
                                      opp_ref_attention24_tensors_t *t, char *err, size_t err_size);
 
+/*! Loads case_dir (data set 0), maps it and allocates its outputs: the three
+ * steps every runner of a case does first. On failure everything is freed.
+ * @return : 0 on success (free with opp_onnx_attention_free_outputs() and
+ *           opp_onnx_case_free()), -1 with the loader's / mapper's message. */
+int opp_onnx_attention_prepare(const char *case_dir, opp_onnx_case_t *c,
+                               opp_ref_attention24_desc_t *desc, opp_ref_attention24_tensors_t *t,
+                               char *err, size_t err_size);
+
 /*! The output buffer of slot in t (y, present_key, ...); NULL if none. */
 void *opp_onnx_attention_output_ptr(const opp_ref_attention24_tensors_t *t, int slot);
 

@@ -44,16 +44,9 @@ static void check_case(const char *path, int use_gpu, tally_t *t) {
     opp_ref_attention24_desc_t d;
     opp_ref_attention24_tensors_t ref;
     ++t->cases;
-    if (opp_onnx_case_load(path, 0, &c, err, sizeof(err)) != 0) {
+    if (opp_onnx_attention_prepare(path, &c, &d, &ref, err, sizeof(err)) != 0) {
         printf("%s: UNREADABLE: %s\n", path, err);
         ++t->unreadable;
-        return;
-    }
-    if (opp_onnx_attention_map(&c, &d, &ref, err, sizeof(err)) != 0 ||
-        opp_onnx_attention_alloc_outputs(&c, &d, &ref, err, sizeof(err)) != 0) {
-        printf("%s: UNREADABLE: %s\n", path, err);
-        ++t->unreadable;
-        opp_onnx_case_free(&c);
         return;
     }
     int verdict; /* 0 identical, 1 differs */
