@@ -12,11 +12,6 @@
 #include "tests/onnx_attention_case.h"
 #include "tests/test_util.h"
 
-static const char *base_name(const char *path) {
-    const char *s = strrchr(path, '/');
-    return s != NULL ? s + 1 : path;
-}
-
 /* One case: 0 identical, 1 f32 within 1 ulp, 2 failed; line says why. */
 static int run_case(const char *path, opp_ref_gpu_t *ref, opp_a24g_ws_t *ws,
                     struct CUstream_st *stream, opp_a24g_cases_result_t *r, char *line,
@@ -36,7 +31,7 @@ static int run_case(const char *path, opp_ref_gpu_t *ref, opp_a24g_ws_t *ws,
                  opp_last_error_message());
         goto done;
     }
-    snprintf(prefix, sizeof(prefix), "%s/", base_name(path));
+    snprintf(prefix, sizeof(prefix), "%s/", opp_onnx_case_name(path));
     opp_onnx_attention_result_t res;
     const int cmp = opp_onnx_attention_compare(&c, &d, &t, prefix, 5, &res, err, sizeof(err));
     if (cmp < 0) {
@@ -62,12 +57,10 @@ void opp_a24g_run_cases(const char *env_var, const char *rel, int min_cases, opp
     char dir[4096], err[1024];
     char **cases = NULL;
     memset(r, 0, sizeof(*r));
-    opp_onnx_data_dir(env_var, rel, dir, sizeof(dir));
-    const int n = opp_onnx_case_list(dir, &cases, err, sizeof(err));
-    if (n < min_cases) {
-        opp_onnx_case_list_free(cases, n);
-        fail_msg("case folder %s: %s (%d cases, need >= %d); set %s", dir,
-                 n < 0 ? err : "too few cases", n, min_cases, env_var);
+    const int n =
+        opp_onnx_case_folder(env_var, rel, min_cases, dir, sizeof(dir), &cases, err, sizeof(err));
+    if (n < 0) {
+        fail_msg("%s", err);
     }
     r->cases = n;
     for (int i = 0; i < n; ++i) {
@@ -76,7 +69,7 @@ void opp_a24g_run_cases(const char *env_var, const char *rel, int min_cases, opp
         r->identical += rc == 0;
         r->within_1ulp += rc == 1;
         r->failed += rc == 2;
-        printf("%-4s %s: %s\n", rc == 2 ? "FAIL" : "ok", base_name(cases[i]), line);
+        printf("%-4s %s: %s\n", rc == 2 ? "FAIL" : "ok", opp_onnx_case_name(cases[i]), line);
     }
     printf("GPU reference on %s: %d cases, %d bit-identical, %d f32 within 1 ulp, %d failed; "
            "f32: %zu of %zu elements flipped by 1 ulp\n",

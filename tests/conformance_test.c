@@ -27,14 +27,11 @@ static int g_n_cases;
 static int group_setup(void **state) {
     (void)state;
     char err[1024];
-    opp_onnx_data_dir("OPP_ONNX_CONFORMANCE_DIR", "testdata/onnx-attention-conformance", g_dir,
-                      sizeof(g_dir));
-    g_n_cases = opp_onnx_case_list(g_dir, &g_cases, err, sizeof(err));
-    if (g_n_cases < MIN_CASES) {
-        fprintf(stderr,
-                "FATAL: conformance folder %s: %s (%d cases, need >= %d); set "
-                "OPP_ONNX_CONFORMANCE_DIR\n",
-                g_dir, g_n_cases < 0 ? err : "too few cases", g_n_cases, MIN_CASES);
+    g_n_cases =
+        opp_onnx_case_folder("OPP_ONNX_CONFORMANCE_DIR", "testdata/onnx-attention-conformance",
+                             MIN_CASES, g_dir, sizeof(g_dir), &g_cases, err, sizeof(err));
+    if (g_n_cases < 0) {
+        fprintf(stderr, "FATAL: %s\n", err);
         return -1;
     }
     printf("conformance folder: %s (%d cases)\n", g_dir, g_n_cases);
@@ -45,11 +42,6 @@ static int group_teardown(void **state) {
     (void)state;
     opp_onnx_case_list_free(g_cases, g_n_cases);
     return 0;
-}
-
-static const char *base_name(const char *path) {
-    const char *s = strrchr(path, '/');
-    return s != NULL ? s + 1 : path;
 }
 
 /* Loads and maps the case named name (in g_dir); fails the test on error. */
@@ -80,7 +72,7 @@ static int run_case(const char *path, opp_onnx_attention_result_t *r, char *line
                  opp_last_error_message());
         goto done;
     }
-    snprintf(prefix, sizeof(prefix), "%s/", base_name(path));
+    snprintf(prefix, sizeof(prefix), "%s/", opp_onnx_case_name(path));
     rc = opp_onnx_attention_compare(&c, &d, &t, prefix, 5, r, err, sizeof(err));
     if (rc < 0) {
         snprintf(line, size, "ERROR: %s", err);
@@ -106,7 +98,7 @@ static void test_conformance_every_case_bit_identical(void **state) {
         const int rc = run_case(g_cases[i], &r, line, sizeof(line));
         counts[rc]++;
         outputs += r.n_compared;
-        printf("%-4s %s: %s\n", rc == 0 ? "ok" : "FAIL", base_name(g_cases[i]), line);
+        printf("%-4s %s: %s\n", rc == 0 ? "ok" : "FAIL", opp_onnx_case_name(g_cases[i]), line);
     }
     printf("conformance: %d cases, %d bit-identical, %d differ, %d unreadable (%d outputs "
            "compared)\n",

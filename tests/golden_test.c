@@ -30,11 +30,10 @@ static int g_n_cases;
 static int group_setup(void **state) {
     (void)state;
     char err[1024];
-    opp_onnx_data_dir("OPP_GOLDEN_DIR", "testdata/cases", g_dir, sizeof(g_dir));
-    g_n_cases = opp_onnx_case_list(g_dir, &g_cases, err, sizeof(err));
-    if (g_n_cases < MIN_CASES) {
-        fprintf(stderr, "FATAL: golden folder %s: %s (%d cases, need >= %d); set OPP_GOLDEN_DIR\n",
-                g_dir, g_n_cases < 0 ? err : "too few cases", g_n_cases, MIN_CASES);
+    g_n_cases = opp_onnx_case_folder("OPP_GOLDEN_DIR", "testdata/cases", MIN_CASES, g_dir,
+                                     sizeof(g_dir), &g_cases, err, sizeof(err));
+    if (g_n_cases < 0) {
+        fprintf(stderr, "FATAL: %s\n", err);
         return -1;
     }
     printf("golden folder: %s (%d cases)\n", g_dir, g_n_cases);
@@ -45,11 +44,6 @@ static int group_teardown(void **state) {
     (void)state;
     opp_onnx_case_list_free(g_cases, g_n_cases);
     return 0;
-}
-
-static const char *base_name(const char *path) {
-    const char *s = strrchr(path, '/');
-    return s != NULL ? s + 1 : path;
 }
 
 /* One loaded golden case: the case, its mapping, outputs and sidecar. */
@@ -75,7 +69,7 @@ static int golden_load(const char *path, golden_t *g, char *err, size_t err_size
         opp_onnx_attention_map(&g->c, &g->d, &g->t, err, err_size) != 0 ||
         opp_onnx_attention_alloc_outputs(&g->c, &g->d, &g->t, err, err_size) != 0 ||
         opp_onnx_sidecar_load(side, &g->s, err, err_size) != 0 ||
-        golden_crosscheck(&g->s, &g->c, &g->d, base_name(path), err, err_size) != 0) {
+        golden_crosscheck(&g->s, &g->c, &g->d, opp_onnx_case_name(path), err, err_size) != 0) {
         golden_free(g);
         return -1;
     }
@@ -89,7 +83,7 @@ static void test_golden_padded_reference_all_rows_bit_identical(void **state) {
     for (int i = 0; i < g_n_cases; ++i) {
         golden_t g;
         char err[1024], prefix[300], line[1100];
-        const char *name = base_name(g_cases[i]);
+        const char *name = opp_onnx_case_name(g_cases[i]);
         if (golden_load(g_cases[i], &g, err, sizeof(err)) != 0) {
             printf("FAIL %s: %s\n", name, err);
             continue;
@@ -123,7 +117,7 @@ static void test_golden_packed_reference_valid_rows_bit_identical(void **state) 
         golden_t g;
         golden_packed_t p;
         char err[1024], what[300];
-        const char *name = base_name(g_cases[i]);
+        const char *name = opp_onnx_case_name(g_cases[i]);
         if (golden_load(g_cases[i], &g, err, sizeof(err)) != 0 ||
             golden_packed_derive(&g.s, &g.c, &p, err, sizeof(err)) != 0) {
             printf("FAIL %s: %s\n", name, err);
@@ -163,7 +157,7 @@ static void test_golden_padding_holds_poison(void **state) {
         size_t bad = 0;
         if (golden_load(g_cases[i], &g, err, sizeof(err)) != 0 ||
             golden_check_poison(&g.s, &g.c, &bad, err, sizeof(err)) != 0) {
-            printf("FAIL %s: %s\n", base_name(g_cases[i]), err);
+            printf("FAIL %s: %s\n", opp_onnx_case_name(g_cases[i]), err);
         } else {
             ++ok;
         }
@@ -189,15 +183,18 @@ static void test_golden_crosscheck_rejects_inconsistent_sidecar(void **state) {
     char want[64];
     snprintf(want, sizeof(want), "sidecar lkv[%d] = %d", b, (int)g.s.lkv[b] + 1);
     g.s.lkv[b] += 1;
-    assert_int_equal(golden_crosscheck(&g.s, &g.c, &g.d, base_name(path), err, sizeof(err)), -1);
+    assert_int_equal(
+        golden_crosscheck(&g.s, &g.c, &g.d, opp_onnx_case_name(path), err, sizeof(err)), -1);
     assert_non_null(strstr(err, want));
     g.s.lkv[b] -= 1;
     g.s.kv_num_heads += 1;
-    assert_int_equal(golden_crosscheck(&g.s, &g.c, &g.d, base_name(path), err, sizeof(err)), -1);
+    assert_int_equal(
+        golden_crosscheck(&g.s, &g.c, &g.d, opp_onnx_case_name(path), err, sizeof(err)), -1);
     assert_non_null(strstr(err, "kv_num_heads"));
     g.s.kv_num_heads -= 1;
     g.s.scale = 0.25f;
-    assert_int_equal(golden_crosscheck(&g.s, &g.c, &g.d, base_name(path), err, sizeof(err)), -1);
+    assert_int_equal(
+        golden_crosscheck(&g.s, &g.c, &g.d, opp_onnx_case_name(path), err, sizeof(err)), -1);
     assert_non_null(strstr(err, "scale"));
     golden_free(&g);
 }

@@ -111,6 +111,18 @@ void opp_onnx_case_list_free(char **paths, int n);
  * @return : buf (the path may not exist; the caller checks and fails loudly). */
 const char *opp_onnx_data_dir(const char *env_var, const char *rel, char *buf, size_t size);
 
+/*! The case folders a test must find: dir = opp_onnx_data_dir(env_var, rel),
+ * then opp_onnx_case_list(dir). With fewer than min_cases (or an unreadable
+ * dir) nothing is kept and err says which folder, why, and which variable to
+ * set; a test fails loudly on it instead of passing having read nothing.
+ * @return : the number of cases (>= min_cases, *paths set: free with
+ *           opp_onnx_case_list_free()), or -1 with a message in err. */
+int opp_onnx_case_folder(const char *env_var, const char *rel, int min_cases, char *dir,
+                         size_t dir_size, char ***paths, char *err, size_t err_size);
+
+/*! The last component of a case path ("dir/name" -> "name"). */
+const char *opp_onnx_case_name(const char *path);
+
 /* What opp_onnx_attention_compare() found. */
 typedef struct opp_onnx_attention_result {
     int n_compared;                             /* outputs compared */

@@ -210,3 +210,23 @@ void opp_onnx_attention_result_str(const opp_onnx_attention_result_t *r, char *b
         snprintf(buf + n, size - n, ")");
     }
 }
+
+int opp_onnx_case_folder(const char *env_var, const char *rel, int min_cases, char *dir,
+                         size_t dir_size, char ***paths, char *err, size_t err_size) {
+    char why[1024];
+    opp_onnx_data_dir(env_var, rel, dir, dir_size);
+    const int n = opp_onnx_case_list(dir, paths, why, sizeof(why));
+    if (n < min_cases) {
+        snprintf(err, err_size, "case folder %s: %s (%d cases, need >= %d); set %s", dir,
+                 n < 0 ? why : "too few cases", n, min_cases, env_var);
+        opp_onnx_case_list_free(*paths, n);
+        *paths = NULL;
+        return -1;
+    }
+    return n;
+}
+
+const char *opp_onnx_case_name(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s != NULL ? s + 1 : path;
+}
