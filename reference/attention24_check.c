@@ -18,6 +18,29 @@ void opp_ref_attention24_desc_init(opp_ref_attention24_desc_t *desc) {
     }
 }
 
+void opp_ref_attention24_sizes(const opp_ref_attention24_desc_t *a,
+                               opp_ref_attention24_sizes_t *s) {
+    const size_t B = (size_t)a->batch, hq = (size_t)a->q_num_heads, hkv = (size_t)a->kv_num_heads;
+    const size_t sq = (size_t)a->q_seqlen, skv = (size_t)a->kv_seqlen, P = (size_t)a->past_seqlen;
+    const size_t d = (size_t)a->head_size, dv = (size_t)a->v_head_size, T = P + skv;
+    memset(s, 0, sizeof(*s));
+    s->q = B * hq * sq * d;
+    s->k = B * hkv * skv * d;
+    s->v = B * hkv * skv * dv;
+    if (a->mask_dtype != OPP_DTYPE_UNDEFINED) {
+        s->mask = 1;
+        for (int i = 0; i < a->mask_rank; ++i) {
+            s->mask *= (size_t)a->mask_dims[i];
+        }
+    }
+    s->past_key = a->has_past ? B * hkv * P * d : 0;
+    s->past_value = a->has_past ? B * hkv * P * dv : 0;
+    s->y = B * hq * sq * dv;
+    s->present_key = B * hkv * T * d;
+    s->present_value = B * hkv * T * dv;
+    s->qk = B * hq * sq * T;
+}
+
 int64_t opp__a24_mask_index(const opp_ref_attention24_desc_t *a, int64_t b, int64_t h, int64_t t,
                             int64_t j) {
     const int64_t coord[4] = {b, h, t, j};

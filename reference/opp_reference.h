@@ -95,6 +95,19 @@ void opp_ref_attention24_desc_init(opp_ref_attention24_desc_t *desc);
  * @return : OPP_STATUS_SUCCESS or the first BAD_PARAM_* / NOT_SUPPORTED_*. */
 opp_status_t opp_ref_attention24_check(const opp_ref_attention24_desc_t *desc);
 
+/* Element counts of every tensor desc describes (mask: elements, 1 byte
+ * each for bool; 0 for an absent mask or past). Q [B, Hq, S_q, D] (or 3D),
+ * K [B, Hkv, S_kv, D], V [B, Hkv, S_kv, Dv], past_* [B, Hkv, P, D|Dv],
+ * Y [B, Hq, S_q, Dv], present_* [B, Hkv, P+S_kv, D|Dv], qk [B, Hq, S_q, P+S_kv]. */
+typedef struct opp_ref_attention24_sizes {
+    size_t q, k, v, mask, past_key, past_value, y, present_key, present_value, qk;
+} opp_ref_attention24_sizes_t;
+
+/*! opp_ref_attention24_sizes() : the element counts of desc's tensors (desc
+ * should pass opp_ref_attention24_check(); nothing is validated here). */
+void opp_ref_attention24_sizes(const opp_ref_attention24_desc_t *desc,
+                               opp_ref_attention24_sizes_t *sizes);
+
 /*! opp_ref_attention24() :
  * The ONNX Attention-24 operator on host tensors, exactly as onnx 1.23's
  * reference evaluates a float64 copy with one final rounding, except that

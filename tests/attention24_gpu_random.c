@@ -86,7 +86,7 @@ static void random_desc(uint64_t *st, opp_dtype_t dtype, opp_ref_attention24_des
 }
 
 /* Host outputs of t (NaN-poisoned), present/qk per the flags. */
-static void alloc_outputs(const opp_ref_attention24_desc_t *a, const opp_a24g_sizes_t *n,
+static void alloc_outputs(const opp_ref_attention24_desc_t *a, const opp_ref_attention24_sizes_t *n,
                           int want_present, int want_qk, opp_ref_attention24_tensors_t *t) {
     const size_t es = opp_dtype_size(a->dtype);
     t->y = malloc((n->y + 1) * es);
@@ -132,8 +132,8 @@ void opp_a24g_random_cases(long count, uint64_t seed, opp_ref_gpu_t *ref, opp_a2
         uint64_t st = seed + (uint64_t)i * 104729u;
         opp_ref_attention24_desc_t a;
         random_desc(&st, dtypes[i % 3], &a);
-        opp_a24g_sizes_t n;
-        opp_a24g_sizes(&a, &n);
+        opp_ref_attention24_sizes_t n;
+        opp_ref_attention24_sizes(&a, &n);
         const double amp = 0.5 + 2.5 * (double)(next_u64(&st) >> 11) * 0x1.0p-53;
         opp_ref_attention24_tensors_t in;
         memset(&in, 0, sizeof(in));

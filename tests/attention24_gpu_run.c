@@ -10,28 +10,6 @@
 
 #include "tests/gpu_util.h"
 
-void opp_a24g_sizes(const opp_ref_attention24_desc_t *a, opp_a24g_sizes_t *s) {
-    const size_t B = (size_t)a->batch, hq = (size_t)a->q_num_heads, hkv = (size_t)a->kv_num_heads;
-    const size_t sq = (size_t)a->q_seqlen, skv = (size_t)a->kv_seqlen, P = (size_t)a->past_seqlen;
-    const size_t d = (size_t)a->head_size, dv = (size_t)a->v_head_size, T = P + skv;
-    memset(s, 0, sizeof(*s));
-    s->q = B * hq * sq * d;
-    s->k = B * hkv * skv * d;
-    s->v = B * hkv * skv * dv;
-    if (a->mask_dtype != OPP_DTYPE_UNDEFINED) {
-        s->mask = 1;
-        for (int i = 0; i < a->mask_rank; ++i) {
-            s->mask *= (size_t)a->mask_dims[i];
-        }
-    }
-    s->past_key = a->has_past ? B * hkv * P * d : 0;
-    s->past_value = a->has_past ? B * hkv * P * dv : 0;
-    s->y = B * hq * sq * dv;
-    s->present_key = B * hkv * T * d;
-    s->present_value = B * hkv * T * dv;
-    s->qk = B * hq * sq * T;
-}
-
 /* Device copy of bytes of src (NULL stays NULL). */
 static void *upload(const void *src, size_t bytes) {
     if (src == NULL) {
@@ -55,8 +33,8 @@ static void *device_output(const void *host, size_t bytes) {
 opp_status_t opp_a24g_run_host(opp_ref_gpu_t *ref, const opp_ref_attention24_desc_t *a,
                                const opp_ref_attention24_tensors_t *t, opp_a24g_ws_t *ws,
                                struct CUstream_st *stream) {
-    opp_a24g_sizes_t n;
-    opp_a24g_sizes(a, &n);
+    opp_ref_attention24_sizes_t n;
+    opp_ref_attention24_sizes(a, &n);
     const size_t es = opp_dtype_size(a->dtype);
     const size_t mask_es = a->mask_dtype == OPP_DTYPE_BOOL_ ? 1 : es;
     size_t need = 0;
@@ -121,8 +99,8 @@ void opp_a24g_ws_free(opp_a24g_ws_t *ws) {
 
 size_t opp_a24g_run_pattern(opp_ref_gpu_t *ref, const opp_ref_attention24_desc_t *a,
                             struct CUstream_st *stream, float *ms, size_t *ws_bytes) {
-    opp_a24g_sizes_t n;
-    opp_a24g_sizes(a, &n);
+    opp_ref_attention24_sizes_t n;
+    opp_ref_attention24_sizes(a, &n);
     const size_t es = opp_dtype_size(a->dtype), np_bytes = sizeof(int64_t) * (size_t)a->batch;
     assert_opp_ok(opp_ref_gpu_attention24_workspace_size(a, ws_bytes));
     int64_t *host_nonpad = malloc(np_bytes);

@@ -44,11 +44,4 @@ size_t opp_a24g_run_pattern(opp_ref_gpu_t *ref, const opp_ref_attention24_desc_t
 /* Frees the workspace (accepts a zeroed one). */
 void opp_a24g_ws_free(opp_a24g_ws_t *ws);
 
-/* Element counts of the tensors of desc (mask: bytes / element size). */
-typedef struct opp_a24g_sizes {
-    size_t q, k, v, mask, past_key, past_value, y, present_key, present_value, qk;
-} opp_a24g_sizes_t;
-
-void opp_a24g_sizes(const opp_ref_attention24_desc_t *desc, opp_a24g_sizes_t *s);
-
 #endif /* OPP_TESTS_ATTENTION24_GPU_RUN_H */

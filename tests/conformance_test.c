@@ -106,6 +106,48 @@ static void test_conformance_every_case_bit_identical(void **state) {
     assert_int_equal(counts[0], g_n_cases);
 }
 
+/* opp_ref_attention24_sizes() (used to size device copies) equals the element
+ * counts of the tensors stored in every case, inputs and outputs alike. */
+static void test_sizes_match_every_case_tensor(void **state) {
+    (void)state;
+    int checked = 0;
+    for (int i = 0; i < g_n_cases; ++i) {
+        char err[1024];
+        opp_onnx_case_t c;
+        opp_ref_attention24_desc_t d;
+        opp_ref_attention24_tensors_t t;
+        assert_int_equal(opp_onnx_attention_prepare(g_cases[i], &c, &d, &t, err, sizeof(err)), 0);
+        opp_ref_attention24_sizes_t n;
+        opp_ref_attention24_sizes(&d, &n);
+        const size_t in[7] = {n.q, n.k, n.v, n.mask, n.past_key, n.past_value, (size_t)d.batch};
+        const size_t out[4] = {n.y, n.present_key, n.present_value, n.qk};
+        for (int slot = 0; slot < 7; ++slot) {
+            const opp_onnx_tensor_t *x = opp_onnx_case_input(&c, slot);
+            if (x != NULL && x->data != NULL) {
+                if (x->count != in[slot]) {
+                    fail_msg("%s: input %d has %zu elements, sizes says %zu", g_cases[i], slot,
+                             x->count, in[slot]);
+                }
+                ++checked;
+            }
+        }
+        for (int slot = 0; slot < 4; ++slot) {
+            const opp_onnx_tensor_t *x = opp_onnx_case_output(&c, slot);
+            if (x != NULL && x->data != NULL) {
+                if (x->count != out[slot]) {
+                    fail_msg("%s: output %d has %zu elements, sizes says %zu", g_cases[i], slot,
+                             x->count, out[slot]);
+                }
+                ++checked;
+            }
+        }
+        opp_onnx_attention_free_outputs(&t);
+        opp_onnx_case_free(&c);
+    }
+    printf("opp_ref_attention24_sizes: %d tensors of %d cases match\n", checked, g_n_cases);
+    assert_true(checked > 3 * g_n_cases);
+}
+
 /* The optional outputs are really compared: past/present and qk cases exist. */
 static void test_conformance_optional_outputs_are_compared(void **state) {
     (void)state;
@@ -255,6 +297,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conformance_every_case_bit_identical),
         cmocka_unit_test(test_conformance_optional_outputs_are_compared),
+        cmocka_unit_test(test_sizes_match_every_case_tensor),
         cmocka_unit_test(test_onnx_attention_compare_detects_one_bit),
         cmocka_unit_test(test_onnx_attention_map_rejects_other_ops_and_opsets),
         cmocka_unit_test(test_onnx_attention_map_rejects_bad_attributes),
