@@ -5,9 +5,12 @@
 #
 #   bash stage/run_all.sh                  every test binary, then the summary line
 #   bash stage/run_all.sh --sanitize       + GPU test binaries under compute-sanitizer
-#                                            memcheck and racecheck (20 batches each)
+#                                            memcheck and racecheck (20 batches each,
+#                                            lengths capped at 160)
 #   bash stage/run_all.sh --bench          + stage/oppbench, then torch_anchors.py
-#   bash stage/run_all.sh --oppcheck       + stage/oppcheck (default batch)
+#   bash stage/run_all.sh --oppcheck       + stage/oppcheck (default batch), then
+#                                            oppcheck --onnx-test on the conformance
+#                                            and golden cases (CPU, cuBLAS, exact)
 #   options: --no-tests (skip the test pass), --only NAME[,NAME] (bench and
 #   anchors workloads), --bench-args "ARGS" (extra oppbench options),
 #   --timeout S (per binary, default 300)
@@ -128,10 +131,12 @@ if [ $do_sanitize -eq 1 ]; then
                 [ -n "$t" ] || continue
                 total=$((total + 1))
                 echo "==================== $tool $t" >>"$LOG/sanitize.log"
-                # Reduced counts under the sanitizers (10-100x slower); no
+                # Reduced counts under the sanitizers (100-1000x slower):
+                # fewer batches, sequence lengths capped at 160 (still two
+                # key tiles, three chunks, several row blocks), no
                 # full-size workload shapes.
                 OPP_GPU_TEST_BATCHES=20 OPP_L0_BATCHES=20 OPP_L3_BATCHES=4 OPP_L3_RANDOM=10 \
-                    OPP_WORKLOADS="" with_timeout "$SAN" --tool "$tool" \
+                    OPP_GPU_TEST_MAX_LEN=160 OPP_WORKLOADS="" with_timeout "$SAN" --tool "$tool" \
                     --error-exitcode 86 "$STAGE/tests/$t" >>"$LOG/sanitize.log" 2>&1
                 rc=$?
                 tail -3 "$LOG/sanitize.log"
@@ -190,11 +195,17 @@ for n in names:
 EOF
 fi
 
-# --- the main job
+# --- the main job, then the ONNX cases through every path
 if [ $do_oppcheck -eq 1 ]; then
     with_timeout "$STAGE/oppcheck" 2>&1 | tee "$LOG/oppcheck.log"
     rc=${PIPESTATUS[0]}
     note "oppcheck: exit $rc"
+    [ "$rc" -eq 0 ] || status=1
+    with_timeout "$STAGE/oppcheck" --onnx-test "$OPP_ONNX_CONFORMANCE_DIR" "$OPP_GOLDEN_DIR" \
+        >>"$LOG/oppcheck.log" 2>&1
+    rc=$?
+    grep -c ": exact kernel (" "$LOG/oppcheck.log" | sed 's/^/oppcheck --onnx-test: exact kernel ran on /; s/$/ cases/' | tee -a "$SUMMARY"
+    note "oppcheck --onnx-test: $(tail -1 "$LOG/oppcheck.log") (exit $rc)"
     [ "$rc" -eq 0 ] || status=1
 fi
 

@@ -12,16 +12,8 @@
 #include <string.h>
 
 #include "reference/opp_reference_gpu.h"
+#include "tools/oppcheck/gpu_common.h"
 #include "tools/oppcheck/oppcheck.h"
-
-#define CUDA_OR_DIE(expr)                                                                \
-    do {                                                                                 \
-        cudaError_t e_ = (expr);                                                         \
-        if (e_ != cudaSuccess) {                                                         \
-            fprintf(stderr, "oppcheck: %s failed: %s\n", #expr, cudaGetErrorString(e_)); \
-            exit(2);                                                                     \
-        }                                                                                \
-    } while (0)
 
 int oppcheck_gpu_name(char *name, size_t size) {
     int n = 0;
@@ -37,7 +29,7 @@ int oppcheck_gpu_name(char *name, size_t size) {
     return 1;
 }
 
-static void *upload(const void *src, size_t bytes) {
+void *oppcheck_upload(const void *src, size_t bytes) {
     void *d = NULL;
     CUDA_OR_DIE(cudaMalloc(&d, bytes > 0 ? bytes : 1));
     if (bytes > 0) {
@@ -46,7 +38,7 @@ static void *upload(const void *src, size_t bytes) {
     return d;
 }
 
-static int status_ok(opp_status_t st, const char *what) {
+int oppcheck_status_ok(opp_status_t st, const char *what) {
     if (st != OPP_STATUS_SUCCESS) {
         fprintf(stderr, "oppcheck: %s: %s: %s\n", what, opp_status_name(st),
                 opp_last_error_message());
@@ -55,9 +47,7 @@ static int status_ok(opp_status_t st, const char *what) {
     return 1;
 }
 
-/* Times fn twice (warm-up, then measured) with events; returns ms. */
-typedef opp_status_t (*run_fn)(void *ctx);
-static double timed(run_fn fn, void *ctx, cudaStream_t s, opp_status_t *st) {
+double oppcheck_timed(oppcheck_run_fn fn, void *ctx, cudaStream_t s, opp_status_t *st) {
     cudaEvent_t a, b;
     CUDA_OR_DIE(cudaEventCreate(&a));
     CUDA_OR_DIE(cudaEventCreate(&b));
@@ -157,11 +147,11 @@ static int run_layout(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison,
     p.desc.scale = lb->scale;
     p.desc.is_causal = lb->is_causal;
     p.desc.softcap = lb->softcap;
-    p.q = upload(pad.q, pad.q_elems * es);
-    p.k = upload(pad.k, pad.k_elems * es);
-    p.v = upload(pad.v, pad.v_elems * es);
-    p.nonpad = upload(pad.nonpad, sizeof(int64_t) * (size_t)lb->batch);
-    p.y = upload(pad.y, pad.y_elems * es); /* poisoned with NaN */
+    p.q = oppcheck_upload(pad.q, pad.q_elems * es);
+    p.k = oppcheck_upload(pad.k, pad.k_elems * es);
+    p.v = oppcheck_upload(pad.v, pad.v_elems * es);
+    p.nonpad = oppcheck_upload(pad.nonpad, sizeof(int64_t) * (size_t)lb->batch);
+    p.y = oppcheck_upload(pad.y, pad.y_elems * es); /* poisoned with NaN */
     p.s = s;
     int rc = 0;
     char name[96];
@@ -169,12 +159,13 @@ static int run_layout(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison,
              poison == OPP_LB_POISON_NAN ? "NaN" : "finite");
     oppcheck_row_t *row = oppcheck_table_add(t, name);
     opp_status_t st = opp_attention24_nonpad_workspace_size(&p.desc, &p.ws_bytes);
-    if (status_ok(st, "opp_attention24_nonpad_workspace_size")) {
+    if (oppcheck_status_ok(st, "opp_attention24_nonpad_workspace_size")) {
         CUDA_OR_DIE(cudaMalloc(&p.ws, p.ws_bytes > 0 ? p.ws_bytes : 1));
-        row->ms = timed(run_padded, &p, s, &st);
+        row->ms = oppcheck_timed(run_padded, &p, s, &st);
     }
-    if (status_ok(st, "opp_attention24_nonpad_fwd") &&
-        status_ok(opp_packed_attention_device_status(p.ws, p.ws_bytes, s), "device guard")) {
+    if (oppcheck_status_ok(st, "opp_attention24_nonpad_fwd") &&
+        oppcheck_status_ok(opp_packed_attention_device_status(p.ws, p.ws_bytes, s),
+                           "device guard")) {
         CUDA_OR_DIE(cudaMemcpy(hy, p.y, pad.y_elems * es, cudaMemcpyDeviceToHost));
         opp_lb_padded_valid_rows(lb, &pad, hy, valid);
         rc |= compare_row(row, valid, gpu_packed, n, lb->dtype, 0);
@@ -198,11 +189,11 @@ static int run_layout(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison,
         row = oppcheck_table_add(t, name);
         CUDA_OR_DIE(cudaMemset(p.y, 0xff, pad.y_elems * es));
         st = opp_ref_gpu_attention24_workspace_size(&pad.desc, &c.ws_bytes);
-        if (status_ok(st, "opp_ref_gpu_attention24_workspace_size")) {
+        if (oppcheck_status_ok(st, "opp_ref_gpu_attention24_workspace_size")) {
             CUDA_OR_DIE(cudaMalloc(&c.ws, c.ws_bytes > 0 ? c.ws_bytes : 1));
-            row->ms = timed(run_cublas, &c, s, &st);
+            row->ms = oppcheck_timed(run_cublas, &c, s, &st);
         }
-        if (status_ok(st, "opp_ref_gpu_attention24")) {
+        if (oppcheck_status_ok(st, "opp_ref_gpu_attention24")) {
             CUDA_OR_DIE(cudaMemcpy(hy, p.y, pad.y_elems * es, cudaMemcpyDeviceToHost));
             opp_lb_padded_valid_rows(lb, &pad, hy, valid);
             /* L3: f16/bf16 bit for bit; f32 within 1 ulp (the flip rate is
@@ -239,29 +230,31 @@ int oppcheck_run_gpu(const opp_lb_t *lb, const oppcheck_opts_t *o, const void *c
     memset(&r, 0, sizeof(r));
     r.desc = &desc;
     r.s = s;
-    r.q = upload(lb->q, (size_t)lb->total_q * (size_t)lb->num_heads * (size_t)lb->head_size * es);
-    r.k =
-        upload(lb->k, (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->head_size * es);
-    r.v = upload(lb->v,
-                 (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->v_head_size * es);
-    r.varlen.cu_seqlens_q = upload(lb->cu_q, sizeof(int32_t) * ((size_t)lb->batch + 1));
-    r.varlen.cu_seqlens_kv = upload(lb->cu_kv, sizeof(int32_t) * ((size_t)lb->batch + 1));
+    r.q = oppcheck_upload(lb->q,
+                          (size_t)lb->total_q * (size_t)lb->num_heads * (size_t)lb->head_size * es);
+    r.k = oppcheck_upload(lb->k, (size_t)lb->total_kv * (size_t)lb->kv_num_heads *
+                                     (size_t)lb->head_size * es);
+    r.v = oppcheck_upload(lb->v, (size_t)lb->total_kv * (size_t)lb->kv_num_heads *
+                                     (size_t)lb->v_head_size * es);
+    r.varlen.cu_seqlens_q = oppcheck_upload(lb->cu_q, sizeof(int32_t) * ((size_t)lb->batch + 1));
+    r.varlen.cu_seqlens_kv = oppcheck_upload(lb->cu_kv, sizeof(int32_t) * ((size_t)lb->batch + 1));
     CUDA_OR_DIE(cudaMalloc(&r.out, n * es + 1));
     CUDA_OR_DIE(cudaMemset(r.out, 0xff, n * es + 1)); /* NaN poison */
     void *gpu_packed = malloc(n * es + 1);
     int rc = 0;
     oppcheck_row_t *row = oppcheck_table_add(t, "exact GPU kernel (packed) vs CPU packed ref");
     opp_status_t st = opp_packed_attention_workspace_size(&desc, &r.ws_bytes);
-    if (status_ok(st, "opp_packed_attention_workspace_size")) {
+    if (oppcheck_status_ok(st, "opp_packed_attention_workspace_size")) {
         CUDA_OR_DIE(cudaMalloc(&r.ws, r.ws_bytes > 0 ? r.ws_bytes : 1));
-        row->ms = timed(run_packed, &r, s, &st);
+        row->ms = oppcheck_timed(run_packed, &r, s, &st);
     }
-    if (status_ok(st, "opp_packed_attention_fwd") &&
-        status_ok(opp_packed_attention_device_status(r.ws, r.ws_bytes, s), "device guard")) {
+    if (oppcheck_status_ok(st, "opp_packed_attention_fwd") &&
+        oppcheck_status_ok(opp_packed_attention_device_status(r.ws, r.ws_bytes, s),
+                           "device guard")) {
         CUDA_OR_DIE(cudaMemcpy(gpu_packed, r.out, n * es, cudaMemcpyDeviceToHost));
         rc |= compare_row(row, gpu_packed, cpu_packed, n, lb->dtype, 0);
         opp_ref_gpu_t *ref = NULL;
-        if (!status_ok(opp_ref_gpu_create(&ref), "opp_ref_gpu_create")) {
+        if (!oppcheck_status_ok(opp_ref_gpu_create(&ref), "opp_ref_gpu_create")) {
             rc = 2;
         }
         for (int32_t rank = 4; rank >= 3; --rank) {

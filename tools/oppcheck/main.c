@@ -39,7 +39,8 @@ static void usage(FILE *f) {
             "  --cpu-only                 skip the GPU paths\n"
             "or:    oppcheck [--cpu-only] --onnx-test DIR [DIR...]\n"
             "  run ONNX Attention case folders (DIR: a case folder or a folder of them)\n"
-            "  through the references; exit 0 all bit-identical, 1 differ, 2 unreadable\n");
+            "  through the CPU reference and, with a GPU, the cuBLAS reference and the exact\n"
+            "  kernel; exit 0 all bit-identical, 1 differ, 2 unreadable\n");
 }
 
 /* Parses "a,b,c" into a new array; returns its length or -1. */

@@ -14,7 +14,10 @@
  * Exit status: 0 everything bit-identical, 1 some case differs, 2 some input
  * was unreadable (2 wins over 1).
  *
- * GPU: oppcheck_onnx_gpu_hook (below) is where the GPU paths plug in.
+ * GPU: when a CUDA device is present (and --cpu-only is not given) each case
+ * also runs through the cuBLAS reference and, where it fits, the exact kernel
+ * (onnx_gpu.c); a case then counts as bit-identical only if every path
+ * agreed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,21 +27,12 @@
 #include "tools/onnx/onnx_io.h"
 #include "tools/oppcheck/oppcheck.h"
 
-/* ======   GPU HOOK (to be filled in by the lead)   ======
- * NULL: CPU reference only. When set (and --cpu-only is not given), it is
- * called once per case after the CPU reference ran, with the mapped case
- * (host inputs point into c) and the CPU reference's outputs in ref. It runs
- * the GPU paths, compares their outputs (with opp_onnx_attention_compare()
- * against c, or bit for bit against ref), prints its own line(s) and returns
- * 0 when everything agreed, 1 on a disagreement, 2 on an error. */
-oppcheck_onnx_gpu_fn oppcheck_onnx_gpu_hook = NULL;
-
 typedef struct tally {
     int cases, identical, differ, unreadable;
 } tally_t;
 
 /* Runs one case folder; updates t. */
-static void check_case(const char *path, int use_gpu, tally_t *t) {
+static void check_case(const char *path, oppcheck_onnx_gpu_t *gpu, tally_t *t) {
     char err[1024], prefix[1100], line[1024];
     opp_onnx_case_t c;
     opp_ref_attention24_desc_t d;
@@ -70,8 +64,8 @@ static void check_case(const char *path, int use_gpu, tally_t *t) {
             verdict = rc;
         }
     }
-    if (use_gpu && oppcheck_onnx_gpu_hook != NULL) {
-        const int g = oppcheck_onnx_gpu_hook(path, &c, &d, &ref);
+    if (gpu != NULL) {
+        const int g = oppcheck_onnx_gpu_case(gpu, path, &c, &d, &ref);
         verdict = verdict != 0 || g != 0 ? 1 : 0;
     }
     if (verdict == 0) {
@@ -100,9 +94,18 @@ int oppcheck_onnx_test(int n_dirs, char **dirs, int cpu_only) {
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0); /* keep case lines and stderr details in order */
-    const int use_gpu = !cpu_only && oppcheck_onnx_gpu_hook != NULL;
-    printf("oppcheck %s: ONNX cases through the CPU Attention-24 reference; GPU: %s\n",
-           opp_version_string(), use_gpu ? "yes" : "not run (no GPU paths in this build)");
+    char name[256];
+    oppcheck_onnx_gpu_t *gpu = NULL;
+    if (cpu_only) {
+        snprintf(name, sizeof(name), "not run (--cpu-only)");
+    } else if (!oppcheck_gpu_name(name, sizeof(name))) {
+        snprintf(name, sizeof(name), "none found - CPU reference only");
+    } else if (oppcheck_onnx_gpu_open(&gpu) != 0) {
+        return 2;
+    }
+    printf("oppcheck %s: ONNX cases through the CPU Attention-24 reference; GPU: %s%s\n",
+           opp_version_string(), name,
+           gpu != NULL ? " - cuBLAS reference and exact kernel too" : "");
     for (int i = 0; i < n_dirs; ++i) {
         char buf[4096], err[1024];
         char **paths = NULL;
@@ -115,10 +118,11 @@ int oppcheck_onnx_test(int n_dirs, char **dirs, int cpu_only) {
             continue;
         }
         for (int k = 0; k < n; ++k) {
-            check_case(paths[k], use_gpu, &t);
+            check_case(paths[k], gpu, &t);
         }
         opp_onnx_case_list_free(paths, n);
     }
+    oppcheck_onnx_gpu_close(gpu);
     printf("%d cases, %d bit-identical, %d differ, %d unreadable\n", t.cases, t.identical, t.differ,
            t.unreadable);
     fflush(stdout);

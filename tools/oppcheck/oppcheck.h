@@ -72,15 +72,23 @@ struct opp_onnx_case;
 struct opp_ref_attention24_desc;
 struct opp_ref_attention24_tensors;
 
-/* The GPU paths of --onnx-test: called per case after the CPU reference with
- * the mapped case and the reference's outputs; returns 0 agreed, 1 disagreed,
- * 2 error. See onnx_check.c. */
-typedef int (*oppcheck_onnx_gpu_fn)(const char *case_path, const struct opp_onnx_case *c,
-                                    const struct opp_ref_attention24_desc *desc,
-                                    const struct opp_ref_attention24_tensors *ref);
+/* The GPU paths of --onnx-test (onnx_gpu.c): the cuBLAS reference and, where
+ * the case fits opp_attention24_nonpad_fwd(), the exact kernel, compared
+ * with the case's outputs and the CPU reference's (ref). */
+typedef struct oppcheck_onnx_gpu oppcheck_onnx_gpu_t;
 
-/* NULL until the GPU paths exist (set it when a GPU is present). */
-extern oppcheck_onnx_gpu_fn oppcheck_onnx_gpu_hook;
+/* Creates the cuBLAS handle and a stream; 0, or 2 after printing why. */
+int oppcheck_onnx_gpu_open(oppcheck_onnx_gpu_t **g);
+
+/* Runs one mapped case (c, desc; ref holds the host inputs and the CPU
+ * reference's outputs); prints a line per path. Returns 0 agreed, 1 a
+ * difference, 2 an error. */
+int oppcheck_onnx_gpu_case(oppcheck_onnx_gpu_t *g, const char *case_path,
+                           const struct opp_onnx_case *c,
+                           const struct opp_ref_attention24_desc *desc,
+                           const struct opp_ref_attention24_tensors *ref);
+
+void oppcheck_onnx_gpu_close(oppcheck_onnx_gpu_t *g);
 
 /* Runs every case under dirs[0..n_dirs-1] (case folders or folders of them);
  * prints a line per case and "N cases, N bit-identical, N differ, N
