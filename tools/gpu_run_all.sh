@@ -15,7 +15,8 @@
 #   anchors workloads), --bench-args "ARGS" (extra oppbench options),
 #   --timeout S (per binary, default 300)
 #
-# Device tool call: carry ["stage"], command "bash stage/run_all.sh --sanitize --bench".
+# Device tool calls (README.md): carry ["stage"], "bash stage/run_all.sh --sanitize", then
+# "bash stage/run_all.sh --no-tests --bench --oppcheck" (one call may run 10 minutes).
 # Environment it sets: LD_LIBRARY_PATH=stage/lib:/usr/local/cuda/lib64,
 # OPP_ONNX_CONFORMANCE_DIR, OPP_GOLDEN_DIR, OPP_WORKLOADS, TEST_TMPDIR.
 # Logs: into $OUT when set (the device tool returns at most 8 files: tests.log,

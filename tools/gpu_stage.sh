@@ -30,7 +30,7 @@
 #   stage/run_all.sh         copied from tools/gpu_run_all.sh: runs it all there
 #   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
 # On the GPU machine (device tool), from the repo root, with carry ["stage"]:
-#   bash stage/run_all.sh [--sanitize] [--bench] [--oppcheck]   (see bench/README.md)
+#   bash stage/run_all.sh --sanitize, then bash stage/run_all.sh --no-tests --bench --oppcheck
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -189,4 +189,4 @@ echo "gpu_stage: the device call sends the working tree ($(mib "$tree_bytes")) +
     die "over the device tool's 64 MiB (try --no-testdata)"
 [ $((stage_bytes + tree_bytes)) -lt $((56 * 1048576)) ] || [ $testdata -eq 0 ] ||
     echo "gpu_stage: WARNING: close to 64 MiB; --no-testdata saves ~16 MiB" >&2
-echo "gpu_stage: done. Device command (carry [\"stage\"]): bash stage/run_all.sh --sanitize --bench"
+echo "gpu_stage: done. Device commands (carry [\"stage\"], README.md): bash stage/run_all.sh --sanitize; then bash stage/run_all.sh --no-tests --bench --oppcheck"
