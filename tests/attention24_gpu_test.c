@@ -107,13 +107,7 @@ static void l3_variant(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison,
     const size_t es = opp_dtype_size(lb->dtype);
     void *gpu_y = malloc((pad.y_elems + 1) * es);
     assert_non_null(gpu_y);
-    opp_ref_attention24_tensors_t t;
-    memset(&t, 0, sizeof(t));
-    t.q = pad.q;
-    t.k = pad.k;
-    t.v = pad.v;
-    t.nonpad_kv_seqlen = pad.nonpad;
-    t.y = pad.y;
+    opp_ref_attention24_tensors_t t = opp_lb_padded_tensors(&pad);
     assert_opp_ok(opp_ref_attention24(&pad.desc, &t));
     t.y = gpu_y;
     const uint64_t budget = chunk_budget(&pad.desc, chunk_mode);
@@ -244,13 +238,7 @@ static void test_gpu_ref_rejects_nonpad_out_of_range(void **state) {
     opp_lb_t lb;
     opp_lb_padded_t pad;
     small_padded(&lb, &pad);
-    opp_ref_attention24_tensors_t t;
-    memset(&t, 0, sizeof(t));
-    t.q = pad.q;
-    t.k = pad.k;
-    t.v = pad.v;
-    t.nonpad_kv_seqlen = pad.nonpad;
-    t.y = pad.y;
+    opp_ref_attention24_tensors_t t = opp_lb_padded_tensors(&pad);
     pad.nonpad[1] = pad.desc.kv_seqlen + 1;
     assert_opp_status(opp_a24g_run_host(g_ref, &pad.desc, &t, &g_ws, g_stream),
                       OPP_STATUS_BAD_PARAM_NONPAD, "nonpad_kv_seqlen[1] = 7");

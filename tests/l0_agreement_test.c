@@ -43,13 +43,7 @@ static void *run_packed(const opp_lb_t *lb) {
 static void *run_padded(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison) {
     opp_lb_padded_t pad;
     assert_int_equal(opp_lb_to_padded(lb, rank, poison, &pad), 0);
-    opp_ref_attention24_tensors_t t;
-    memset(&t, 0, sizeof(t));
-    t.q = pad.q;
-    t.k = pad.k;
-    t.v = pad.v;
-    t.nonpad_kv_seqlen = pad.nonpad;
-    t.y = pad.y;
+    opp_ref_attention24_tensors_t t = opp_lb_padded_tensors(&pad);
     assert_opp_ok(opp_ref_attention24(&pad.desc, &t));
     void *out = alloc_out(lb);
     opp_lb_padded_valid_rows(lb, &pad, pad.y, out);

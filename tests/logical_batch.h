@@ -88,6 +88,10 @@ int opp_lb_to_padded(const opp_lb_t *lb, int32_t input_rank, opp_lb_poison_t poi
 
 void opp_lb_padded_free(opp_lb_padded_t *pad);
 
+/* The reference's tensors of pad: q, k, v, nonpad_kv_seqlen and y point into
+ * pad; no mask, no past, no optional outputs. */
+opp_ref_attention24_tensors_t opp_lb_padded_tensors(const opp_lb_padded_t *pad);
+
 /* Copies the valid (tail) rows of a padded output y into packed order
  * out [total_q, Hq, Dv]. */
 void opp_lb_padded_valid_rows(const opp_lb_t *lb, const opp_lb_padded_t *pad, const void *y,

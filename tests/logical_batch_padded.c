@@ -85,6 +85,17 @@ int opp_lb_to_padded(const opp_lb_t *lb, int32_t input_rank, opp_lb_poison_t poi
     return 0;
 }
 
+opp_ref_attention24_tensors_t opp_lb_padded_tensors(const opp_lb_padded_t *pad) {
+    opp_ref_attention24_tensors_t t;
+    memset(&t, 0, sizeof(t));
+    t.q = pad->q;
+    t.k = pad->k;
+    t.v = pad->v;
+    t.nonpad_kv_seqlen = pad->nonpad;
+    t.y = pad->y;
+    return t;
+}
+
 void opp_lb_padded_free(opp_lb_padded_t *pad) {
     if (pad == NULL) {
         return;

@@ -58,13 +58,7 @@ int oppcheck_run_cpu(const opp_lb_t *lb, const oppcheck_opts_t *o, oppcheck_tabl
             snprintf(name, sizeof(name), "padded Attention-24 ref (CPU, %dD, %s pad) vs packed",
                      (int)rank, p ? "NaN" : "finite");
             row = oppcheck_table_add(t, name);
-            opp_ref_attention24_tensors_t ten;
-            memset(&ten, 0, sizeof(ten));
-            ten.q = pad.q;
-            ten.k = pad.k;
-            ten.v = pad.v;
-            ten.nonpad_kv_seqlen = pad.nonpad;
-            ten.y = pad.y;
+            opp_ref_attention24_tensors_t ten = opp_lb_padded_tensors(&pad);
             t0 = oppcheck_now_ms();
             st = opp_ref_attention24(&pad.desc, &ten);
             row->ms = oppcheck_now_ms() - t0;
