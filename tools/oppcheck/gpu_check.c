@@ -38,6 +38,13 @@ void *oppcheck_upload(const void *src, size_t bytes) {
     return d;
 }
 
+void *oppcheck_device_poisoned(size_t bytes) {
+    void *d = NULL;
+    CUDA_OR_DIE(cudaMalloc(&d, bytes > 0 ? bytes : 1));
+    CUDA_OR_DIE(cudaMemset(d, 0xff, bytes > 0 ? bytes : 1));
+    return d;
+}
+
 int oppcheck_status_ok(opp_status_t st, const char *what) {
     if (st != OPP_STATUS_SUCCESS) {
         fprintf(stderr, "oppcheck: %s: %s: %s\n", what, opp_status_name(st),
@@ -238,8 +245,7 @@ int oppcheck_run_gpu(const opp_lb_t *lb, const oppcheck_opts_t *o, const void *c
                                      (size_t)lb->v_head_size * es);
     r.varlen.cu_seqlens_q = oppcheck_upload(lb->cu_q, sizeof(int32_t) * ((size_t)lb->batch + 1));
     r.varlen.cu_seqlens_kv = oppcheck_upload(lb->cu_kv, sizeof(int32_t) * ((size_t)lb->batch + 1));
-    CUDA_OR_DIE(cudaMalloc(&r.out, n * es + 1));
-    CUDA_OR_DIE(cudaMemset(r.out, 0xff, n * es + 1)); /* NaN poison */
+    r.out = oppcheck_device_poisoned(n * es + 1);
     void *gpu_packed = malloc(n * es + 1);
     int rc = 0;
     oppcheck_row_t *row = oppcheck_table_add(t, "exact GPU kernel (packed) vs CPU packed ref");

@@ -26,6 +26,11 @@
  * nothing). Dies on a CUDA failure. */
 void *oppcheck_upload(const void *src, size_t bytes);
 
+/* A device buffer of bytes (at least 1 allocated) filled with all-ones bytes:
+ * NaN in every float dtype, so an element nobody writes shows up. Dies on a
+ * CUDA failure. */
+void *oppcheck_device_poisoned(size_t bytes);
+
 /* 1 if st is OPP_STATUS_SUCCESS, else prints "oppcheck: <what>: <status>:
  * <message>" to stderr and returns 0. */
 int oppcheck_status_ok(opp_status_t st, const char *what);

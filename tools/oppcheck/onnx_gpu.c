@@ -78,15 +78,9 @@ static void *workspace(oppcheck_onnx_gpu_t *g, size_t bytes) {
     return g->ws;
 }
 
-/* A poisoned (all-ones bytes) device buffer of bytes; NULL when want is NULL. */
+/* A poisoned device buffer of bytes; NULL when want is NULL. */
 static void *device_output(const void *want, size_t bytes) {
-    if (want == NULL) {
-        return NULL;
-    }
-    void *d = NULL;
-    CUDA_OR_DIE(cudaMalloc(&d, bytes > 0 ? bytes : 1));
-    CUDA_OR_DIE(cudaMemset(d, 0xff, bytes > 0 ? bytes : 1));
-    return d;
+    return want != NULL ? oppcheck_device_poisoned(bytes) : NULL;
 }
 
 static void free_device(opp_ref_attention24_tensors_t *t) {
@@ -128,7 +122,7 @@ static opp_status_t run_cublas(void *ctx) {
 /* The cuBLAS reference on dev (inputs uploaded, outputs poisoned); prints
  * its line. Returns 0 agreed, 1 differs, 2 error. */
 static int check_cublas(oppcheck_onnx_gpu_t *g, const char *path, const opp_onnx_case_t *c,
-                        const opp_ref_attention24_desc_t *d,
+                        const opp_ref_attention24_sizes_t *n, const opp_ref_attention24_desc_t *d,
                         const opp_ref_attention24_tensors_t *ref,
                         const opp_ref_attention24_tensors_t *dev) {
     char err[1024], prefix[1200], line[1024];
@@ -154,8 +148,6 @@ static int check_cublas(oppcheck_onnx_gpu_t *g, const char *path, const opp_onnx
         printf("%s: cuBLAS reference: ERROR: %s\n", path, err);
         return 2;
     }
-    opp_ref_attention24_sizes_t n;
-    opp_ref_attention24_sizes(d, &n);
     opp_cmp_stats_t vs_cpu;
     memset(&vs_cpu, 0, sizeof(vs_cpu));
     size_t cpu_bad = 0;
@@ -166,7 +158,7 @@ static int check_cublas(oppcheck_onnx_gpu_t *g, const char *path, const opp_onnx
         if (h == NULL || dv == NULL || want == NULL) {
             continue;
         }
-        const size_t bytes = output_bytes(&n, s, es);
+        const size_t bytes = output_bytes(n, s, es);
         CUDA_OR_DIE(cudaMemcpy(h, dv, bytes, cudaMemcpyDeviceToHost));
         snprintf(prefix, sizeof(prefix), "%s: cuBLAS vs CPU reference: %s", path,
                  opp_onnx_attention_output_name(s));
@@ -224,7 +216,7 @@ static opp_status_t run_exact(void *ctx) {
 
 /* The exact kernel on dev's Q, K, V; prints its line. 0 / 1 / 2 as above. */
 static int check_exact(oppcheck_onnx_gpu_t *g, const char *path,
-                       const opp_ref_attention24_desc_t *d,
+                       const opp_ref_attention24_sizes_t *n, const opp_ref_attention24_desc_t *d,
                        const opp_ref_attention24_tensors_t *ref,
                        const opp_ref_attention24_tensors_t *dev) {
     const char *why = exact_not_applicable(d);
@@ -255,8 +247,6 @@ static int check_exact(oppcheck_onnx_gpu_t *g, const char *path,
         return unsupported ? 0 : 2;
     }
     const size_t es = opp_dtype_size(d->dtype);
-    opp_ref_attention24_sizes_t n;
-    opp_ref_attention24_sizes(d, &n);
     int64_t *nonpad = NULL;
     if (!d->has_nonpad) { /* every key is valid */
         nonpad = malloc(sizeof(int64_t) * (size_t)d->batch);
@@ -274,10 +264,10 @@ static int check_exact(oppcheck_onnx_gpu_t *g, const char *path,
     e.q = dev->q;
     e.k = dev->k;
     e.v = dev->v;
-    e.y = device_output(ref->y, n.y * es);
+    e.y = device_output(ref->y, n->y * es);
     e.s = g->stream;
     int rc = 2;
-    void *host_y = malloc(n.y * es + 1);
+    void *host_y = malloc(n->y * es + 1);
     opp_status_t st = opp_attention24_nonpad_workspace_size(&e.desc, &e.ws_bytes);
     if (host_y == NULL) {
         fprintf(stderr, "oppcheck: out of host memory\n");
@@ -292,9 +282,9 @@ static int check_exact(oppcheck_onnx_gpu_t *g, const char *path,
             char what[1200];
             opp_cmp_stats_t cmp;
             memset(&cmp, 0, sizeof(cmp));
-            CUDA_OR_DIE(cudaMemcpy(host_y, e.y, n.y * es, cudaMemcpyDeviceToHost));
+            CUDA_OR_DIE(cudaMemcpy(host_y, e.y, n->y * es, cudaMemcpyDeviceToHost));
             snprintf(what, sizeof(what), "%s: exact vs CPU reference: Y", path);
-            const size_t bad = opp_cmp(host_y, ref->y, n.y, d->dtype, 1, 0, what, 3, &cmp);
+            const size_t bad = opp_cmp(host_y, ref->y, n->y, d->dtype, 1, 0, what, 3, &cmp);
             if (bad == 0) {
                 printf("%s: exact kernel (%.2f ms): Y vs CPU reference: bit-identical\n", path, ms);
             } else {
@@ -341,8 +331,8 @@ int oppcheck_onnx_gpu_case(oppcheck_onnx_gpu_t *g, const char *path, const opp_o
     dev.present_key = device_output(ref->present_key, n.present_key * es);
     dev.present_value = device_output(ref->present_value, n.present_value * es);
     dev.qk_matmul_output = device_output(ref->qk_matmul_output, n.qk * es);
-    const int a = check_cublas(g, path, c, d, ref, &dev);
-    const int b = check_exact(g, path, d, ref, &dev);
+    const int a = check_cublas(g, path, c, &n, d, ref, &dev);
+    const int b = check_exact(g, path, &n, d, ref, &dev);
     free_device(&dev);
     return a > b ? a : b;
 }
