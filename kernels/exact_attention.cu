@@ -12,7 +12,7 @@
  *        -Xptxas -v -I. kernels/exact_attention.cu
  *
  * Design note.
- * Order (lib/internal/exact_order.h, followed bit for bit): scores are
+ * Order (numerics/exact_order.h, followed bit for bit): scores are
  * ascending-d fma chains from +0 of (q*s)(k*s) in double; softcap c*tanh(x/c);
  * m = NaN-propagating max over visible keys; e_j = opp__exp(x_j - m);
  * S = sum over 64-key chunks (part = part + e_j ascending, total += part);

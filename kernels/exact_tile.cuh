@@ -26,9 +26,9 @@
 
 #include "kernels/kernels.h"
 #include "kernels/tile_config.h"
-#include "lib/internal/exact_math.h"
-#include "lib/internal/exact_order.h"
-#include "lib/internal/fp_convert.h"
+#include "numerics/exact_math.h"
+#include "numerics/exact_order.h"
+#include "numerics/fp_convert.h"
 
 // --- dtype access (exact: decoding is exact, encoding one RNE rounding)
 

@@ -23,10 +23,17 @@
 
 #include <stddef.h>
 
+#include "numerics/exact_order.h"
+
 #define OPP__EXACT_THREADS 256
 #define OPP__EXACT_BN      128 /* keys per tile: two summation chunks */
-#define OPP__EXACT_CHUNK   64  /* == OPP_EXACT_KEY_CHUNK (exact_order.h) */
+#define OPP__EXACT_CHUNK   64  /* the kernel's unrolled chunk; must be OPP_EXACT_KEY_CHUNK */
 #define OPP__EXACT_BK      16  /* d-values per K slice */
+
+/* The kernel unrolls its chunk loops on OPP__EXACT_CHUNK; the fixed order
+ * (numerics/exact_order.h) decides the bits. They must be one number. */
+static_assert(OPP__EXACT_CHUNK == OPP_EXACT_KEY_CHUNK, "exact kernel chunk != exact order chunk");
+static_assert(OPP__EXACT_BN % OPP__EXACT_CHUNK == 0, "a key tile holds whole chunks");
 
 /* DMAX_: largest D and Dv; BM_: query rows per block. */
 template <int DMAX_, int BM_> struct opp__exact_cfg {

@@ -18,7 +18,7 @@
 #include "kernels/kernels.h"
 #include "lib/internal/attention_run.h"
 #include "lib/internal/check.h"
-#include "lib/internal/exact_order.h"
+#include "numerics/exact_order.h"
 
 // --- helpers
 

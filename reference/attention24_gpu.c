@@ -47,7 +47,7 @@
 #include <string.h>
 
 #include "lib/internal/check.h"
-#include "lib/internal/exact_order.h"
+#include "numerics/exact_order.h"
 #include "reference/attention24_gpu_internal.h"
 #include "reference/attention24_internal.h"
 #include "reference/opp_reference_gpu.h"

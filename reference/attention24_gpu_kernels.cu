@@ -8,7 +8,7 @@
  *   past_* [B, Hkv, P, D|Dv], Y [B, Hq, S_q, Dv], qk [B, Hq, S_q, T],
  *   T = P + S_kv keys (past first). Chunk buffers: see the internal header.
  *
- * Every stage follows lib/internal/exact_order.h and the CPU reference
+ * Every stage follows numerics/exact_order.h and the CPU reference
  * (reference/attention24_ref.c + exact_row.c) operation for operation, so
  * the only difference from the CPU is the summation order of the two GEMMs.
  * Built by nvcc_object() with -fmad=false: no multiply-add is fused unless
@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 #include "lib/internal/check.h"
-#include "lib/internal/exact_math.h"
-#include "lib/internal/exact_order.h"
-#include "lib/internal/fp_convert.h"
+#include "numerics/exact_math.h"
+#include "numerics/exact_order.h"
+#include "numerics/fp_convert.h"
 #include "reference/attention24_gpu_internal.h"
 
 typedef opp__a24g_params_t params_t;

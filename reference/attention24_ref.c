@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "lib/internal/check.h"
-#include "lib/internal/exact_order.h"
-#include "lib/internal/fp_convert.h"
+#include "numerics/exact_order.h"
+#include "numerics/fp_convert.h"
 #include "reference/attention24_internal.h"
 #include "reference/exact_row.h"
 

@@ -1,6 +1,6 @@
 /*
  * exact_row.c - the host implementation of one exact attention row
- * (lib/internal/exact_order.h is the specification; this file follows it
+ * (numerics/exact_order.h is the specification; this file follows it
  * line by line). Compiled with -ffp-contract=off: every fused multiply-add is
  * an explicit fma().
  */
@@ -8,9 +8,9 @@
 
 #include <math.h>
 
-#include "lib/internal/exact_math.h"
-#include "lib/internal/exact_order.h"
-#include "lib/internal/fp_convert.h"
+#include "numerics/exact_math.h"
+#include "numerics/exact_order.h"
+#include "numerics/fp_convert.h"
 
 void opp__exact_load_scaled(double *dst, const void *src, int32_t n, int dtype, double s) {
     for (int32_t d = 0; d < n; ++d) {

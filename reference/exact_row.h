@@ -1,6 +1,6 @@
 /*
  * exact_row.h - one query row of exact attention on the host, in the fixed
- * order of lib/internal/exact_order.h. Shared by both CPU references, so the
+ * order of numerics/exact_order.h. Shared by both CPU references, so the
  * packed and the padded reference differ only in how they lay out and mask
  * the keys - which is exactly what the L0 agreement test checks.
  */

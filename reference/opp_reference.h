@@ -2,7 +2,7 @@
  * opp_reference.h - the exact CPU references (slow, simple, trusted).
  *
  * Two references, both computing in double in the fixed order of
- * lib/internal/exact_order.h and rounding once to the output dtype:
+ * numerics/exact_order.h and rounding once to the output dtype:
  *
  *  - opp_ref_packed_attention(): PackedVarlenAttention (DESIGN.md §2.1-2.2)
  *    on the packed layout, described by the library's own descriptor.

@@ -7,7 +7,7 @@
  * but every tensor pointer is a DEVICE pointer): QK^T and P.V are cuBLAS
  * GEMMs in double (strided-batched; GQA without materialising repeated
  * heads); softcap, masks, causal offsets and the softmax are the shared
- * exact code (lib/internal/exact_order.h), so the only difference from the
+ * exact code (numerics/exact_order.h), so the only difference from the
  * exact path is the GEMMs' summation order. Work proceeds in chunks of
  * (batch, kv head, query rows) so the workspace is bounded (see
  * opp_ref_gpu_attention24_workspace_size).

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 
 #include "lib/internal/check.h"
-#include "lib/internal/exact_order.h"
-#include "lib/internal/fp_convert.h"
+#include "numerics/exact_order.h"
+#include "numerics/fp_convert.h"
 #include "reference/exact_row.h"
 #include "reference/opp_reference.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/internal/fp_convert.h"
+#include "numerics/fp_convert.h"
 
 uint64_t a24_rand_u64(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);

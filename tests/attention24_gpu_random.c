@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/internal/fp_convert.h"
+#include "numerics/fp_convert.h"
 #include "tests/attention24_gpu_cases.h"
 #include "tests/compare.h"
 #include "tests/test_util.h"

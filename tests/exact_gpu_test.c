@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/internal/fp_convert.h"
+#include "numerics/fp_convert.h"
 #include "tests/exact_gpu_util.h"
 #include "tests/gpu_util.h"
 #include "tests/logical_batch.h"

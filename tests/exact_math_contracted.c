@@ -4,7 +4,7 @@
  * exact_math_test.c to check that contraction cannot change their bits.
  * Called only after the test has checked that the CPU has FMA.
  */
-#include "lib/internal/exact_math.h"
+#include "numerics/exact_math.h"
 
 double opp_test_exp_contracted(double x);
 double opp_test_tanh_contracted(double x);

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/internal/exact_math.h"
-#include "lib/internal/fp_convert.h"
+#include "numerics/exact_math.h"
+#include "numerics/fp_convert.h"
 #include "tests/exact_math_gpu.h"
 
 // --- kernels

@@ -1,7 +1,7 @@
 /*
  * exact_math_gpu.h - host-callable entry points of tests/exact_math_gpu.cu,
- * which evaluate the exact path's shared numerics (lib/internal/exact_math.h,
- * lib/internal/fp_convert.h) on the GPU, so exact_math_gpu_test.c (plain C,
+ * which evaluate the exact path's shared numerics (numerics/exact_math.h,
+ * numerics/fp_convert.h) on the GPU, so exact_math_gpu_test.c (plain C,
  * no CUDA headers) can compare the device's bits with the host's.
  * All pointers are host memory; n is in elements. Return: 0 on success,
  * -1 when there is no CUDA device (cudaGetDeviceCount fails or returns 0),

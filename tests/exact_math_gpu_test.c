@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "lib/internal/exact_math.h"
-#include "lib/internal/fp_convert.h"
+#include "numerics/exact_math.h"
+#include "numerics/fp_convert.h"
 #include "tests/exact_math_gpu.h"
 
 #define N_RANDOM (1u << 20)

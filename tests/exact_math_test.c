@@ -1,5 +1,5 @@
 /*
- * exact_math_test.c - CMocka tests of lib/internal/exact_math.h on the host:
+ * exact_math_test.c - CMocka tests of numerics/exact_math.h on the host:
  * special values of opp__exp and opp__tanh, their accuracy against glibc
  * (max ulp distance, asserted <= 1 for exp and <= 2 for tanh) and against
  * x87 long double expl/tanhl (fractional ulps, asserted < 0.6), tanh's odd
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "lib/internal/exact_math.h"
+#include "numerics/exact_math.h"
 
 /* exact_math_contracted.c: the same functions compiled with contraction on. */
 double opp_test_exp_contracted(double x);

@@ -1,5 +1,5 @@
 /*
- * fp_convert_test.c - CMocka tests of lib/internal/fp_convert.h on the host:
+ * fp_convert_test.c - CMocka tests of numerics/fp_convert.h on the host:
  * decoding of known f16/bf16 bit patterns, round-to-nearest-even encoding
  * (ties to even, the double-rounding trap, overflow and underflow
  * boundaries, signed zeros, infinities, NaNs), exhaustive round trips of all
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "lib/internal/fp_convert.h"
+#include "numerics/fp_convert.h"
 
 /* xorshift64*: fixed seeds, so every run checks the same points. */
 static uint64_t rng_next(uint64_t *s) {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/internal/fp_convert.h"
+#include "numerics/fp_convert.h"
 #include "tests/errbuf.h"
 #include "tests/golden_packed.h"
 

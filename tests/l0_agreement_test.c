@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/internal/fp_convert.h"
+#include "numerics/fp_convert.h"
 #include "reference/opp_reference.h"
 #include "tests/logical_batch.h"
 #include "tests/test_util.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/internal/fp_convert.h"
+#include "numerics/fp_convert.h"
 #include "tests/logical_batch.h"
 
 void opp_lb_poison_fill(void *dst, size_t count, opp_dtype_t dtype, opp_lb_poison_t poison) {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/internal/fp_convert.h"
+#include "numerics/fp_convert.h"
 
 typedef long double ld;
 

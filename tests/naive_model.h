@@ -5,7 +5,7 @@
  * the CPU references' semantics (including what both references share).
  *
  * It shares no code with reference/: only elements are loaded and stored
- * through lib/internal/fp_convert.h. It follows the Python source step by
+ * through numerics/fp_convert.h. It follows the Python source step by
  * step on materialised 4D arrays:
  *   3D inputs reshaped/transposed to [B, H, S, D]; present_* = concat(past, new)
  *   along the sequence; the mask padded to T = P + S_kv with False / -inf;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/internal/fp_convert.h"
+#include "numerics/fp_convert.h"
 #include "reference/opp_reference.h"
 #include "tests/logical_batch.h"
 #include "tests/naive_model.h"

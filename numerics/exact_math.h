@@ -62,8 +62,8 @@
  *   Host vs device (H200, nvcc 13.0, -fmad=false and also -fmad=true):
  *     bit-identical on 1048612 inputs (//tests:exact_math_gpu_test).
  */
-#ifndef OPP_INTERNAL_EXACT_MATH_H
-#define OPP_INTERNAL_EXACT_MATH_H
+#ifndef OPP_NUMERICS_EXACT_MATH_H
+#define OPP_NUMERICS_EXACT_MATH_H
 
 #include <float.h>
 #include <math.h>
@@ -263,4 +263,4 @@ OPP_HD static inline double opp__tanh(double x) {
     return x < 0.0 ? -t : t;
 }
 
-#endif /* OPP_INTERNAL_EXACT_MATH_H */
+#endif /* OPP_NUMERICS_EXACT_MATH_H */

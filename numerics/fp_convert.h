@@ -20,14 +20,14 @@
  * array of ONNX dtype OPP_DTYPE_F32 / F16 / BF16 (lib/oppacked.h) as double;
  * any other dtype loads NaN and stores nothing (callers validate dtypes).
  */
-#ifndef OPP_INTERNAL_FP_CONVERT_H
-#define OPP_INTERNAL_FP_CONVERT_H
+#ifndef OPP_NUMERICS_FP_CONVERT_H
+#define OPP_NUMERICS_FP_CONVERT_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "lib/internal/exact_math.h" /* OPP_HD, opp__double_bits/_from_bits */
+#include "numerics/exact_math.h" /* OPP_HD, opp__double_bits/_from_bits */
 #include "lib/oppacked.h"            /* OPP_DTYPE_* */
 
 /* --- float bits ------------------------------------------------------------ */
@@ -193,4 +193,4 @@ OPP_HD static inline void opp__store_elem(void *base, size_t index, int dtype, d
     }
 }
 
-#endif /* OPP_INTERNAL_FP_CONVERT_H */
+#endif /* OPP_NUMERICS_FP_CONVERT_H */

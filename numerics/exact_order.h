@@ -41,8 +41,8 @@
  *   a position in memory, so packed and padded layouts agree. Invisible keys
  *   contribute nothing (adding +0.0 would be an exact no-op anyway).
  */
-#ifndef OPP_INTERNAL_EXACT_ORDER_H
-#define OPP_INTERNAL_EXACT_ORDER_H
+#ifndef OPP_NUMERICS_EXACT_ORDER_H
+#define OPP_NUMERICS_EXACT_ORDER_H
 
 #include <math.h>
 #include <stdint.h>
@@ -85,4 +85,4 @@ OPP_HD static inline double opp__max_nan(double a, double b) {
     return a > b ? a : b;
 }
 
-#endif /* OPP_INTERNAL_EXACT_ORDER_H */
+#endif /* OPP_NUMERICS_EXACT_ORDER_H */
