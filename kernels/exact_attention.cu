@@ -1,7 +1,7 @@
 /*
  * exact_attention.cu - the exact GPU path: attention in double, bit-identical
- * to the CPU reference (reference/exact_row.c), and its launcher
- * opp__exact_attention_launch() with the (dtype x head size) dispatch table.
+ * to the CPU reference (reference/exact_row.c), and its launch functions,
+ * one per EXACT line of kernels/kernel_list.h (opp__launch_exact_*).
  *
  *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (any strides)
  *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]
@@ -47,18 +47,15 @@
  * converted by the same thread after the compute of the previous slice
  * (normal numbers and zeros decode with a few integer ops; subnormal, inf
  * and NaN through fp_convert.h, out of line: both exact, same bits).
- * Cost and speed (H200, D = Dv = 128): per (pair, head) the passes do
+ * Cost (D = Dv = 128): per (pair, head) the passes do
  * 3 D + Dv = 512 DFMA plus ~2 exp and 1 division (~110 DP ops), against a
  * counted 4 D = 512 flops, so the counted rate is ~0.41 x the DP flop rate.
  * The QK loop issues 6 shared 16-byte loads per 32 DFMA, the P.V loop 6
  * per 32; one block (8 warps, ~240 registers, no spills) per SM.
- * Measured (2026-12-02, one H200, 1.97 GHz, ncu --clock-control none):
- * prefill_gqa_causal_bf16 5.83 counted TFLOP/s (102.6 ms); the FP64 pipe is
- * ~42% busy, the rest is fixed-latency and shared-load waits of 2 warps per
- * scheduler. The first version (4 x 4 micro-tiles, 64-key tiles, register
- * prefetch, fp_convert.h decoding inline everywhere) ran 4.76.
+ * Measurements of this kernel: bench/RESULTS.md.
  */
 #include <cuda_runtime.h>
+#include <string.h>
 
 #include "kernels/exact_tile.cuh"
 #include "lib/internal/check.h"
@@ -113,7 +110,7 @@ __device__ void exact_load_q(const opp__exact_args_t &a, const exact_item &it,
 
 /* Cell (row i, key j) of the thread's micro-tile in the score tile sc[key][row]. */
 template <class C> __device__ inline int exact_cell(int i, int j, int ty, int tx) {
-    return ((j / 2) * 32 + 2 * tx + j % 2) * C::LDR + (i / 2) * 32 + 2 * ty + i % 2;
+    return exact_lane_index(j, tx) * C::LDR + exact_lane_index(i, ty);
 }
 
 /* Stages the thread's scores into the score tile. */
@@ -148,8 +145,8 @@ __device__ inline int exact_epilogue(const opp__exact_args_t &a, const exact_ite
 #pragma unroll 4
     for (int e = 0; e < (PASS == 1 ? 0 : C::TM * 8); ++e) {
         const int i = e / 8, j = e % 8;
-        const int row = (i / 2) * 32 + 2 * ty + i % 2;
-        const int key = (j / 2) * 32 + 2 * tx + j % 2;
+        const int row = exact_lane_index(i, ty);
+        const int key = exact_lane_index(j, tx);
         double *cell = sm.sc + key * C::LDR + row;
         const double x = *cell;
         const int kg = kt * OPP__EXACT_BN + key, kend = sm.kend[row];
@@ -181,7 +178,7 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
 #pragma unroll
     for (int i = 0; i < C::TM; ++i) {
         mloc[i] = -INFINITY;
-        kend[i] = sm.kend[(i / 2) * 32 + 2 * ty + i % 2];
+        kend[i] = sm.kend[exact_lane_index(i, ty)];
     }
     /* slice pipeline: slab[buf] holds the slice being computed; the next one
      * is in flight into the staging cells */
@@ -245,7 +242,7 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
             for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
                 for (int j = 0; j < 8; ++j) {
-                    const int kg = kt * OPP__EXACT_BN + (j / 2) * 32 + 2 * tx + j % 2;
+                    const int kg = kt * OPP__EXACT_BN + exact_lane_index(j, tx);
                     mloc[i] = kg < kend[i] ? opp__max_nan(mloc[i], acc[i][j]) : mloc[i];
                 }
             }
@@ -318,7 +315,7 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
                 v = opp__max_nan(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
             }
             if ((lane & 7) == 0) {
-                sm.red[(warp & 1) * C::BM + (i / 2) * 32 + 2 * ty + i % 2] = v;
+                sm.red[(warp & 1) * C::BM + exact_lane_index(i, ty)] = v;
             }
         }
         __syncthreads();
@@ -361,7 +358,7 @@ static __global__ void __launch_bounds__(OPP__EXACT_THREADS, 1)
         }
         const int64_t last = (it.r0 + C::BM < it.nrows ? it.r0 + C::BM : it.nrows) - 1;
         it.kend_tile = exact_key_end(a, it, last / g);
-        it.nkt = (it.kend_tile + OPP__EXACT_BN - 1) / OPP__EXACT_BN;
+        it.nkt = (int32_t)(((int64_t)it.kend_tile + OPP__EXACT_BN - 1) / OPP__EXACT_BN);
         it.q_vec = exact_vec_ok(a.q, esize);
         it.k_vec = exact_vec_ok(a.k, esize);
         it.v_vec = exact_vec_ok(a.v, esize);
@@ -380,15 +377,23 @@ static __global__ void __launch_bounds__(OPP__EXACT_THREADS, 1)
             exact_pass<DT, C, 2>(a, it, sm, tot);
             exact_pass<DT, C, 3>(a, it, sm, tot);
         }
+        if (a.lse != NULL && threadIdx.x < C::BM && it.r0 + threadIdx.x < it.nrows) {
+            /* natural log-sum-exp of the visible scores; -inf when none */
+            const int64_t rg = it.r0 + threadIdx.x;
+            const int64_t h = (int64_t)it.hk * g + rg % g;
+            const double m = it.nkt > 0 ? sm.m[threadIdx.x] : -INFINITY;
+            const double lse = m == -INFINITY ? -INFINITY : m + log(sm.s[threadIdx.x]);
+            a.lse[it.lse_base + h * a.lse_head + rg / g] = (float)lse;
+        }
 #pragma unroll
         for (int i = 0; i < C::TM; ++i) { /* one rounding; no visible key: +0 */
-            const int64_t rg = it.r0 + (i / 2) * 32 + 2 * ty + i % 2;
+            const int64_t rg = it.r0 + exact_lane_index(i, ty);
             if (rg < it.nrows) {
                 const int64_t h = (int64_t)it.hk * g + rg % g;
                 const int64_t o = it.obase + (rg / g) * a.out.row + h * a.out.head;
 #pragma unroll
                 for (int c = 0; c < C::VT; ++c) {
-                    const int col = (c / 2) * 32 + 2 * tx + c % 2;
+                    const int col = exact_lane_index(c, tx);
                     if (col < a.dv) {
                         exact_elem<DT>::store((void *)a.out.ptr, o + col, tot[i][c]);
                     }
@@ -401,84 +406,69 @@ static __global__ void __launch_bounds__(OPP__EXACT_THREADS, 1)
 
 // --- launchers
 
-typedef void (*exact_kernel_t)(const opp__exact_args_t, const opp__guard_record_t *);
-
-/* The dispatch table: the first row whose dtype matches and whose DMAX
- * bounds both D and Dv runs (tile_config.h: opp__exact_tile_dmax). */
-struct exact_entry {
-    int32_t dtype;
-    int32_t dmax, bm;
-    size_t smem_bytes;
-    exact_kernel_t kernel;
-};
-
-#define EXACT_ENTRY(DT, CFG) \
-    { DT, CFG::DMAX, CFG::BM, CFG::SMEM_BYTES, exact_attention_kernel<DT, CFG> }
-static const exact_entry exact_table[] = {
-    EXACT_ENTRY(OPP_DTYPE_F32, opp__exact_cfg_d128),
-    EXACT_ENTRY(OPP_DTYPE_F16, opp__exact_cfg_d128),
-    EXACT_ENTRY(OPP_DTYPE_BF16, opp__exact_cfg_d128),
-    EXACT_ENTRY(OPP_DTYPE_F32, opp__exact_cfg_d256),
-    EXACT_ENTRY(OPP_DTYPE_F16, opp__exact_cfg_d256),
-    EXACT_ENTRY(OPP_DTYPE_BF16, opp__exact_cfg_d256),
-};
-#undef EXACT_ENTRY
-
-static const exact_entry *exact_lookup(int32_t dtype, int32_t d, int32_t dv) {
-    const int dmax = opp__exact_tile_dmax(d, dv);
-    for (size_t i = 0; i < sizeof(exact_table) / sizeof(exact_table[0]); ++i) {
-        if (exact_table[i].dtype == dtype && exact_table[i].dmax == dmax && d >= 1 && dv >= 1) {
-            return &exact_table[i];
-        }
+/* The kernel's arguments from a bound problem (lib/internal/problem.h). */
+static opp__exact_args_t exact_args(const opp__problem_t *p) {
+    opp__exact_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.dtype = (int32_t)p->a.dtype;
+    a.batch = p->batch;
+    a.hq = p->a.hq;
+    a.hkv = p->a.hkv;
+    a.d = p->a.d;
+    a.dv = p->a.dv;
+    a.max_seqlen_q = p->max_seqlen_q;
+    a.q_seqlen = p->q_seqlen;
+    if (p->layout == OPP__LAYOUT_PACKED) {
+        a.cu_seqlens_q = p->cu_seqlens_q;
+        a.cu_seqlens_kv = p->cu_seqlens_kv;
+    } else {
+        a.nonpad = p->nonpad;
     }
-    return NULL;
+    a.q = p->q;
+    a.k = p->k;
+    a.v = p->v;
+    a.out = p->out;
+    a.sqrt_scale = p->a.sqrt_scale;
+    a.softcap = (double)p->a.softcap;
+    a.is_causal = p->a.is_causal;
+    a.lse = p->lse;
+    a.lse_head = p->lse_head;
+    a.lse_batch = p->lse_batch;
+    return a;
 }
 
-extern "C" opp_status_t opp__exact_attention_supported(int32_t dtype, int32_t d, int32_t dv) {
-    if (exact_lookup(dtype, d, dv) != NULL) {
-        return OPP_STATUS_SUCCESS;
-    }
-    for (size_t i = 0; i < sizeof(exact_table) / sizeof(exact_table[0]); ++i) {
-        if (exact_table[i].dtype == dtype) {
-            OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
-                          "the exact kernel has no tile for head_size = %d, v_head_size = %d "
-                          "(1 .. 256 each)",
-                          (int)d, (int)dv);
-        }
-    }
-    OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_DTYPE, "the exact kernel has no dtype %s",
-                  opp_dtype_name((opp_dtype_t)dtype));
-    return OPP_STATUS_INTERNAL_ERROR;
-}
-
-/* Guard, then the kernel on a 1-D grid of (row tiles x B x Hkv) blocks,
- * row tiles = ceil(max_seqlen_q * G / BM); 256 threads; SMEM_BYTES of
- * dynamic shared memory. Shapes: see the file comment. */
-extern "C" opp_status_t opp__exact_attention_launch(const opp__exact_args_t *args, void *record,
-                                                    struct CUstream_st *stream) {
-    OPP_TRY(opp__exact_attention_supported(args->dtype, args->d, args->dv));
-    const exact_entry *e = exact_lookup(args->dtype, args->d, args->dv);
-    opp__guard_args_t g;
-    g.cu_seqlens_q = args->cu_seqlens_q;
-    g.cu_seqlens_kv = args->cu_seqlens_kv;
-    g.nonpad = args->nonpad;
-    g.batch = args->batch;
-    g.max_seqlen_q = args->max_seqlen_q;
-    g.max_seqlen_kv = args->max_seqlen_kv;
-    g.kv_seqlen = args->kv_seqlen;
-    g.total_q = args->total_q;
-    g.total_kv = args->total_kv;
-    OPP_TRY(opp__varlen_guard_launch(&g, record, stream));
-    const int64_t rows = (int64_t)args->max_seqlen_q * (args->hq / args->hkv);
-    const int64_t items = (rows + e->bm - 1) / e->bm * args->batch * args->hkv;
+/* The kernel on a 1-D grid of (row tiles x B x Hkv) blocks, row tiles =
+ * ceil(max_seqlen_q * G / BM); 256 threads; C::SMEM_BYTES of dynamic shared
+ * memory. Shapes: see the file comment. */
+template <int DT, class C>
+static opp_status_t exact_launch(const opp__problem_t *p, const opp__plan_t *plan,
+                                 struct CUstream_st *stream) {
+    const opp__exact_args_t a = exact_args(p);
+    const int64_t rows = (int64_t)a.max_seqlen_q * (a.hq / a.hkv);
+    const int64_t items = (rows + C::BM - 1) / C::BM * a.batch * a.hkv;
     if (items == 0) {
         return OPP_STATUS_SUCCESS;
     }
     const unsigned grid = items < 0x7FFFFFFF ? (unsigned)items : 0x7FFFFFFFu;
-    OPP_CUDA_TRY(cudaFuncSetAttribute(
-        (const void *)e->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e->smem_bytes));
-    e->kernel<<<grid, OPP__EXACT_THREADS, e->smem_bytes, (cudaStream_t)stream>>>(
-        *args, (const opp__guard_record_t *)record);
+    OPP_CUDA_TRY(cudaFuncSetAttribute((const void *)exact_attention_kernel<DT, C>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)C::SMEM_BYTES));
+    exact_attention_kernel<DT, C>
+        <<<grid, OPP__EXACT_THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(
+            a, (const opp__guard_record_t *)plan->guard_record);
     OPP_CUDA_TRY(cudaGetLastError());
     return OPP_STATUS_SUCCESS;
 }
+
+/* One launch function per EXACT line of kernels/kernel_list.h. */
+#define EXACT_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, BM, BN, THREADS, SMEM)              \
+    extern "C" opp_status_t opp__launch_##name(                                            \
+        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,    \
+        struct CUstream_st *stream) {                                                      \
+        static_assert(BN == OPP__EXACT_BN && THREADS == OPP__EXACT_THREADS, "exact tile"); \
+        static_assert(opp__exact_cfg<DMAX, BM>::SMEM_BYTES == (SMEM), "exact smem");       \
+        (void)row;                                                                         \
+        return exact_launch<OPP_DTYPE_##DTYPE, opp__exact_cfg<DMAX, BM>>(p, plan, stream); \
+    }
+OPP__EXACT_KERNELS(EXACT_LAUNCHER)
+#undef EXACT_LAUNCHER

@@ -30,6 +30,27 @@
 #include "numerics/exact_order.h"
 #include "numerics/fp_convert.h"
 
+// --- arguments
+
+/* Everything the exact kernel needs, by value: built from the bound problem
+ * by the launchers (kernels/exact_attention.cu). Packed layout:
+ * cu_seqlens_q/kv given, nonpad NULL. Padded layout: nonpad given
+ * (Tq = q_seqlen, Tkv = nonpad[b]), cu_seqlens NULL. */
+typedef struct opp__exact_args {
+    int32_t dtype; /* OPP_DTYPE_F32, F16 or BF16 (all four tensors) */
+    int32_t batch, hq, hkv, d, dv;
+    int32_t max_seqlen_q; /* bound on Tq: sizes the grid */
+    int32_t q_seqlen;     /* padded layout: S_q */
+    const int32_t *cu_seqlens_q, *cu_seqlens_kv;
+    const int64_t *nonpad;
+    opp__tensor_t q, k, v, out; /* out.ptr is written (cast) */
+    double sqrt_scale;          /* s of exact_order.h */
+    double softcap;             /* 0: off */
+    int32_t is_causal;
+    float *lse;                  /* optional: element (b, i, h) at lse_base_b + h lse_head + i */
+    int64_t lse_head, lse_batch; /* lse_base_b = cu_seqlens_q[b] or b * lse_batch */
+} opp__exact_args_t;
+
 // --- dtype access (exact: decoding is exact, encoding one RNE rounding)
 
 /* Decoding builds the double's bits with integer operations for normal
@@ -136,10 +157,24 @@ __device__ inline void exact_load8(typename exact_elem<DT>::raw_t (&r)[8],
 /* 16-byte loads are possible for tensor t: every offset the kernel forms
  * (base pointer, row / head / batch strides, 8-element column chunks) is a
  * multiple of 16 bytes. */
-__device__ inline bool exact_vec_ok(const opp__exact_tensor_t &t, int64_t esize) {
+__device__ inline bool exact_vec_ok(const opp__tensor_t &t, int64_t esize) {
     const uint64_t bits = (uint64_t)(uintptr_t)t.ptr | (uint64_t)(t.row * esize) |
                           (uint64_t)(t.head * esize) | (uint64_t)(t.batch * esize);
     return (bits & 15u) == 0;
+}
+
+// --- the thread layout
+
+/* Index of a thread's k-th row (key, V column) within its tile: the pairs
+ * 2 t, 2 t + 1 of each 32-wide stripe, i.e. (k / 2) * 32 + 2 t + k % 2 with
+ * t = ty for rows and t = tx for keys and V columns (file comment). */
+__device__ __forceinline__ int exact_lane_index(int k, int t) {
+    return (k / 2) * 32 + 2 * t + k % 2;
+}
+
+/* The even index of that pair: where its 16-byte (double2) load starts. */
+__device__ __forceinline__ int exact_lane_pair(int k, int t) {
+    return (k / 2) * 32 + 2 * t;
 }
 
 // --- the work item of one block
@@ -147,10 +182,11 @@ __device__ inline bool exact_vec_ok(const opp__exact_tensor_t &t, int64_t esize)
 /* Row tile (rows r0 .. r0+BM-1 of nrows = Tq * G) of sequence b, kv head hk. */
 struct exact_item {
     int64_t qbase, kbase, vbase, obase; /* element offsets of sequence b */
+    int64_t lse_base;                   /* LSE offset of sequence b */
     int64_t r0, nrows;
     int32_t lq, lkv, hk, g;
     int32_t kend_tile; /* keys 0 .. kend_tile-1 are visible to some row */
-    int32_t nkt;       /* key tiles: ceil(kend_tile / 64) */
+    int32_t nkt;       /* key tiles: ceil(kend_tile / OPP__EXACT_BN) */
     bool q_vec, k_vec, v_vec;
 };
 
@@ -176,6 +212,7 @@ __device__ inline void exact_sequence(const opp__exact_args_t &a, int32_t b, exa
         it->kbase = kv0 * a.k.row;
         it->vbase = kv0 * a.v.row;
         it->obase = q0 * a.out.row;
+        it->lse_base = q0;
     } else {
         it->lq = a.q_seqlen;
         it->lkv = (int32_t)a.nonpad[b];
@@ -183,6 +220,7 @@ __device__ inline void exact_sequence(const opp__exact_args_t &a, int32_t b, exa
         it->kbase = (int64_t)b * a.k.batch;
         it->vbase = (int64_t)b * a.v.batch;
         it->obase = (int64_t)b * a.out.batch;
+        it->lse_base = (int64_t)b * a.lse_batch;
     }
 }
 
@@ -207,7 +245,7 @@ __device__ inline void exact_fetch(const opp__exact_args_t &a, const exact_item 
     const int tid = threadIdx.x;
     int64_t key, col;
     int width;
-    const opp__exact_tensor_t *t;
+    const opp__tensor_t *t;
     int64_t base;
     bool vec;
     if (s < ns) {
@@ -297,13 +335,13 @@ __device__ inline void exact_qk_step(const double *qd, const double *kd, int ty,
     double qv[C::TM], kv[8];
 #pragma unroll
     for (int i = 0; i < C::TM; i += 2) {
-        const double2 p = *(const double2 *)(qd + (i / 2) * 32 + 2 * ty);
+        const double2 p = *(const double2 *)(qd + exact_lane_pair(i, ty));
         qv[i] = p.x;
         qv[i + 1] = p.y;
     }
 #pragma unroll
     for (int j = 0; j < 8; j += 2) {
-        const double2 p = *(const double2 *)(kd + (j / 2) * 32 + 2 * tx);
+        const double2 p = *(const double2 *)(kd + exact_lane_pair(j, tx));
         kv[j] = p.x;
         kv[j + 1] = p.y;
     }
@@ -350,13 +388,13 @@ __device__ inline void exact_pv_slice(const double *sc, const double *vs, int j0
         double pv[C::TM], vv[C::VT];
 #pragma unroll
         for (int i = 0; i < C::TM; i += 2) {
-            const double2 p = *(const double2 *)(sc + (j0 + jj) * C::LDR + (i / 2) * 32 + 2 * ty);
+            const double2 p = *(const double2 *)(sc + (j0 + jj) * C::LDR + exact_lane_pair(i, ty));
             pv[i] = p.x;
             pv[i + 1] = p.y;
         }
 #pragma unroll
         for (int c = 0; c < C::VT; c += 2) {
-            const double2 p = *(const double2 *)(vs + jj * C::DMAX + (c / 2) * 32 + 2 * tx);
+            const double2 p = *(const double2 *)(vs + jj * C::DMAX + exact_lane_pair(c, tx));
             vv[c] = p.x;
             vv[c + 1] = p.y;
         }

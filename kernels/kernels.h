@@ -7,11 +7,11 @@
  * query / key length of one sequence (L_q, L_kv), total_q / total_kv = the
  * packed token totals.
  *
- * Two layouts share one kernel through element strides (opp__exact_args_t):
- * element (sequence b, row i, head h, column d) of a tensor lives at
- *   base_b + i * row + h * head + d
- * with base_b = cu_seqlens[b] * row (packed) or b * batch (padded
- * Attention-24, where Tq = S_q and Tkv = nonpad_kv_seqlen[b]).
+ * Two layouts share every kernel through element strides (the problem,
+ * lib/internal/problem.h): element (sequence b, row i, head h, column d)
+ * of a tensor lives at base_b + i * row + h * head + d with
+ * base_b = cu_seqlens[b] * row (packed) or b * batch (padded Attention-24,
+ * where Tq = S_q and Tkv = nonpad_kv_seqlen[b]).
  *
  * The device guard record (opp__guard_record_t) is the first
  * OPP__GUARD_RECORD_BYTES of the caller's workspace: the guard kernel
@@ -24,6 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/kernel_list.h"
+#include "lib/internal/attention_plan.h"
+#include "lib/internal/dispatch.h"
+#include "lib/internal/problem.h"
 #include "lib/oppacked.h"
 
 #ifdef __cplusplus
@@ -65,25 +69,14 @@ typedef struct opp__guard_record {
     int64_t padding[26];
 } opp__guard_record_t;
 
-/* What the guard checks. Exactly one of (cu_seqlens_q and cu_seqlens_kv)
- * or nonpad is given. */
-typedef struct opp__guard_args {
-    const int32_t *cu_seqlens_q;  /* device [B + 1] or NULL */
-    const int32_t *cu_seqlens_kv; /* device [B + 1] or NULL */
-    const int64_t *nonpad;        /* device [B] or NULL */
-    int32_t batch;                /* B >= 1 */
-    int32_t max_seqlen_q, max_seqlen_kv;
-    int32_t kv_seqlen; /* S_kv: upper bound of nonpad */
-    int64_t total_q, total_kv;
-} opp__guard_args_t;
-
 /*! opp__varlen_guard_launch() :
- * Enqueues the guard kernel on stream: validates the device arrays of args
- * (host-check order: q before kv; start, order, total, then lengths; the
- * first failure wins) and rewrites the whole record at `record` (device,
- * 256-byte aligned, OPP__GUARD_RECORD_BYTES).
+ * Enqueues the guard kernel on stream: validates the device length arrays
+ * of p (cu_seqlens for the packed layout, nonpad_kv_seqlen for the padded
+ * one; host-check order: q before kv; start, order, total, then lengths;
+ * the first failure wins) and rewrites the whole record at `record`
+ * (device, 256-byte aligned, OPP__GUARD_RECORD_BYTES).
  * @return : SUCCESS when enqueued, CUDA_ERROR if the launch failed. */
-opp_status_t opp__varlen_guard_launch(const opp__guard_args_t *args, void *record,
+opp_status_t opp__varlen_guard_launch(const opp__problem_t *p, void *record,
                                       struct CUstream_st *stream);
 
 /*! opp__guard_record_read() :
@@ -93,47 +86,22 @@ opp_status_t opp__varlen_guard_launch(const opp__guard_args_t *args, void *recor
 opp_status_t opp__guard_record_read(const void *record, opp__guard_record_t *out,
                                     struct CUstream_st *stream);
 
-// --- exact attention
+// --- attention kernels
 
-/* One tensor: base pointer and element strides (see the file comment). */
-typedef struct opp__exact_tensor {
-    const void *ptr;
-    int64_t row, head, batch; /* elements; batch is used by the padded layout only */
-} opp__exact_tensor_t;
+/* One launch function per line of kernels/kernel_list.h, defined next to
+ * its kernel: opp__launch_<name>(p, row, plan, stream) enqueues that kernel
+ * for the bound problem p on stream (the guard has already been enqueued;
+ * the kernel reads plan->guard_record first and writes nothing when it is
+ * bad). Shapes: see lib/internal/problem.h.
+ * @return : SUCCESS when enqueued, CUDA_ERROR if the launch failed. */
+typedef opp_status_t (*opp__launch_fn)(const opp__problem_t *p, const opp__kernel_row_t *row,
+                                       const opp__plan_t *plan, struct CUstream_st *stream);
 
-/* Everything the exact kernel needs; filled by lib/ from a validated
- * descriptor. Packed layout: cu_seqlens_q/kv given, nonpad NULL. Padded
- * layout: nonpad given (Tq = q_seqlen, Tkv = nonpad[b]), cu_seqlens NULL. */
-typedef struct opp__exact_args {
-    int32_t dtype; /* OPP_DTYPE_F32, F16 or BF16 (all four tensors) */
-    int32_t batch, hq, hkv, d, dv;
-    int32_t max_seqlen_q;  /* bound on Tq: sizes the grid */
-    int32_t max_seqlen_kv; /* bound on Tkv (guard only) */
-    int32_t q_seqlen;      /* padded layout: S_q; kv_seqlen: S_kv */
-    int32_t kv_seqlen;
-    int64_t total_q, total_kv; /* packed layout (guard only) */
-    const int32_t *cu_seqlens_q, *cu_seqlens_kv;
-    const int64_t *nonpad;
-    opp__exact_tensor_t q, k, v, out; /* out.ptr is written (cast) */
-    double sqrt_scale;                /* s of exact_order.h */
-    double softcap;                   /* 0: off */
-    int32_t is_causal;
-} opp__exact_args_t;
-
-/*! opp__exact_attention_supported() :
- * The dispatch table's answer for (dtype, D, Dv) without launching.
- * @return : SUCCESS, NOT_SUPPORTED_DTYPE or NOT_SUPPORTED_HEAD_SIZE. */
-opp_status_t opp__exact_attention_supported(int32_t dtype, int32_t d, int32_t dv);
-
-/*! opp__exact_attention_launch() :
- * Enqueues on stream the guard (rewrites the record at `record`) and then
- * the exact attention kernel, which reads the record first and writes
- * out [.., Hq, Dv] only when the guard found nothing.
- * q [total_q | B*S_q rows, Hq, D], k [.., Hkv, D], v [.., Hkv, Dv].
- * @return : SUCCESS when enqueued; NOT_SUPPORTED_* (nothing enqueued);
- *           CUDA_ERROR if a launch failed. */
-opp_status_t opp__exact_attention_launch(const opp__exact_args_t *args, void *record,
-                                         struct CUstream_st *stream);
+#define OPP__LAUNCH_DECL_(name, ...)                                                       \
+    opp_status_t opp__launch_##name(const opp__problem_t *p, const opp__kernel_row_t *row, \
+                                    const opp__plan_t *plan, struct CUstream_st *stream);
+OPP__KERNEL_LIST(OPP__LAUNCH_DECL_)
+#undef OPP__LAUNCH_DECL_
 
 #ifdef __cplusplus
 }

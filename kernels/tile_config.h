@@ -14,15 +14,15 @@
  * Every slice is 2048 elements: 8 per thread, one 16-byte load for 16-bit
  * dtypes (two for f32).
  *
- * Template instantiation budget (the whole list): exact_attention_kernel<
- * dtype in {F32, F16, BF16}, config in {exact_cfg_d128, exact_cfg_d256}>,
- * 6 kernels, named in the dispatch table of kernels/exact_attention.cu.
+ * The instances (dtype x (DMAX, BM)) are the EXACT lines of
+ * kernels/kernel_list.h, whose shared-memory formula the template checks.
  */
 #ifndef OPP_KERNELS_TILE_CONFIG_H
 #define OPP_KERNELS_TILE_CONFIG_H
 
 #include <stddef.h>
 
+#include "kernels/kernel_list.h"
 #include "numerics/exact_order.h"
 
 #define OPP__EXACT_THREADS 256
@@ -56,18 +56,8 @@ template <int DMAX_, int BM_> struct opp__exact_cfg {
     static_assert(BM_ == 32 || BM_ == 64, "TM must be 2 or 4");
     static_assert(DMAX_ % 32 == 0 && DMAX_ <= 256, "VT must be even, BJ >= 8");
     static_assert(OPP__EXACT_CHUNK % BJ == 0, "a V slice never straddles two chunks");
+    static_assert(SMEM_BYTES == OPP__EXACT_SMEM_BYTES(DMAX_, BM_),
+                  "kernel_list.h's formula disagrees with the tile");
 };
-
-/* D, Dv <= 128: 64 rows (4 x 8 QK, 4 x 8 PV micro-tiles). */
-typedef opp__exact_cfg<128, 64> opp__exact_cfg_d128;
-/* D, Dv <= 256: 32 rows (2 x 8 QK, 2 x 16 PV micro-tiles). */
-typedef opp__exact_cfg<256, 32> opp__exact_cfg_d256;
-
-/* The one tile-size decision: 128 when both head sizes fit, else 256
- * (0 when D or Dv is above 256). */
-static inline int opp__exact_tile_dmax(int d, int dv) {
-    const int m = d > dv ? d : dv;
-    return m <= 128 ? 128 : (m <= 256 ? 256 : 0);
-}
 
 #endif /* OPP_KERNELS_TILE_CONFIG_H */

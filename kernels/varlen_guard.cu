@@ -27,6 +27,18 @@ static_assert(sizeof(opp__guard_record_t) == OPP__GUARD_RECORD_BYTES, "record is
 
 // --- kernels
 
+/* What the guard checks (from the problem). Exactly one of (cu_seqlens_q
+ * and cu_seqlens_kv) or nonpad is given. */
+typedef struct opp__guard_args {
+    const int32_t *cu_seqlens_q;  /* device [B + 1] or NULL */
+    const int32_t *cu_seqlens_kv; /* device [B + 1] or NULL */
+    const int64_t *nonpad;        /* device [B] or NULL */
+    int32_t batch;                /* B >= 1 */
+    int32_t max_seqlen_q, max_seqlen_kv;
+    int32_t kv_seqlen; /* S_kv: upper bound of nonpad */
+    int64_t total_q, total_kv;
+} opp__guard_args_t;
+
 #define GUARD_THREADS 1024
 #define GUARD_NONE    0xFFFFFFFFFFFFFFFFull
 
@@ -126,10 +138,21 @@ static __global__ void __launch_bounds__(GUARD_THREADS)
 // --- launchers
 
 /* One block of GUARD_THREADS on stream; see kernels.h. */
-extern "C" opp_status_t opp__varlen_guard_launch(const opp__guard_args_t *args, void *record,
+extern "C" opp_status_t opp__varlen_guard_launch(const opp__problem_t *p, void *record,
                                                  struct CUstream_st *stream) {
+    opp__guard_args_t g;
+    const bool packed = p->layout == OPP__LAYOUT_PACKED;
+    g.cu_seqlens_q = packed ? p->cu_seqlens_q : NULL;
+    g.cu_seqlens_kv = packed ? p->cu_seqlens_kv : NULL;
+    g.nonpad = packed ? NULL : p->nonpad;
+    g.batch = p->batch;
+    g.max_seqlen_q = p->max_seqlen_q;
+    g.max_seqlen_kv = p->max_seqlen_kv;
+    g.kv_seqlen = p->kv_seqlen;
+    g.total_q = p->total_q;
+    g.total_kv = p->total_kv;
     varlen_guard_kernel<<<1, GUARD_THREADS, 0, (cudaStream_t)stream>>>(
-        *args, (opp__guard_record_t *)record);
+        g, (opp__guard_record_t *)record);
     OPP_CUDA_TRY(cudaGetLastError());
     return OPP_STATUS_SUCCESS;
 }

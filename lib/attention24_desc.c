@@ -8,34 +8,26 @@
  *       Y [B, Hq, S_q, Dv];  3D: Q [B, S_q, Hq*D] and likewise.
  *
  * The claim-time fields (dtypes, heads, head sizes, scale, softcap,
- * is_causal, algo) are checked by opp_attention_claim_check() itself, on a
- * packed descriptor carrying the same fields, so both entries give the same
- * statuses and messages. Then: input_rank, batch, sequence lengths, and
- * that every tensor's byte size fits in int64.
+ * is_causal, algo) are checked by opp__claim_fields_check() (lib/problem.c),
+ * as for the packed descriptor, so both entries give the same statuses and
+ * messages. Then: input_rank, batch, sequence lengths, and that every
+ * tensor's byte size fits in int64. opp__problem_from_attention24() is the
+ * one place this descriptor is resolved into the internal problem.
  */
 #include <inttypes.h>
 
 #include "lib/internal/check.h"
+#include "lib/internal/dispatch.h"
+#include "lib/internal/problem.h"
 
 // --- helpers
 
-/* The claim-time fields of desc, as a packed descriptor. */
-static opp_attention_desc_t claim_fields(const opp_attention24_desc_t *desc) {
-    opp_attention_desc_t c;
-    opp_attention_desc_init(&c);
-    c.q_dtype = desc->q_dtype;
-    c.k_dtype = desc->k_dtype;
-    c.v_dtype = desc->v_dtype;
-    c.out_dtype = desc->out_dtype;
-    c.num_heads = desc->num_heads;
-    c.kv_num_heads = desc->kv_num_heads;
-    c.head_size = desc->head_size;
-    c.v_head_size = desc->v_head_size;
-    c.scale = desc->scale;
-    c.is_causal = desc->is_causal;
-    c.softcap = desc->softcap;
-    c.algo = desc->algo;
-    return c;
+/* Element strides of a [B, H, S, W] (rank 4) or [B, S, H*W] (rank 3) tensor. */
+static opp__tensor_t padded_tensor(int32_t rank, int64_t h, int64_t s, int64_t w) {
+    if (rank == 4) {
+        return (opp__tensor_t){NULL, w, s * w, h * s * w};
+    }
+    return (opp__tensor_t){NULL, h * w, w, h * s * w};
 }
 
 /* B * S * H * W elements of esize bytes must fit in INT64_MAX bytes (all
@@ -54,6 +46,56 @@ static opp_status_t check_extent(const char *tensor, int64_t b, int64_t s, int64
     return OPP_STATUS_SUCCESS;
 }
 
+// --- the problem
+
+/* Whether some kernel serves the claim-time attributes a (on some GPU). */
+static opp_status_t claim_supported(const opp__attrs_t *a) {
+    opp__problem_t claim = {0}; /* batch 0: attributes only */
+    claim.a = *a;
+    const opp__kernel_row_t *row;
+    return opp__dispatch_select(&claim, 0, &row);
+}
+
+opp_status_t opp__problem_from_attention24(const opp_attention24_desc_t *desc, opp__problem_t *p) {
+    OPP_RETURN_IF(desc == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "desc is NULL");
+    const opp__claim_fields_t f = OPP__CLAIM_FIELDS(desc);
+    opp__attrs_t a;
+    OPP_TRY(opp__claim_fields_check(&f, &a));
+    OPP_TRY(claim_supported(&a)); /* claim-time faults before batch-shape faults */
+    OPP_RETURN_IF(desc->input_rank != 3 && desc->input_rank != 4, OPP_STATUS_BAD_PARAM_SHAPE,
+                  "input_rank = %" PRId32 " must be 3 or 4", desc->input_rank);
+    OPP_RETURN_IF(desc->batch <= 0, OPP_STATUS_BAD_PARAM_BATCH, "batch = %" PRId32 " must be >= 1",
+                  desc->batch);
+    OPP_RETURN_IF(desc->q_seqlen < 0, OPP_STATUS_BAD_PARAM_SHAPE,
+                  "q_seqlen = %" PRId32 " must be >= 0", desc->q_seqlen);
+    OPP_RETURN_IF(desc->kv_seqlen < 0, OPP_STATUS_BAD_PARAM_SHAPE,
+                  "kv_seqlen = %" PRId32 " must be >= 0", desc->kv_seqlen);
+    const int64_t es = (int64_t)opp_dtype_size(a.dtype);
+    OPP_TRY(check_extent("q", desc->batch, desc->q_seqlen, a.hq, a.d, es));
+    OPP_TRY(check_extent("k", desc->batch, desc->kv_seqlen, a.hkv, a.d, es));
+    OPP_TRY(check_extent("v", desc->batch, desc->kv_seqlen, a.hkv, a.dv, es));
+    OPP_TRY(check_extent("y", desc->batch, desc->q_seqlen, a.hq, a.dv, es));
+    const int32_t rank = desc->input_rank;
+    *p = (opp__problem_t){0};
+    p->a = a;
+    p->layout = OPP__LAYOUT_PADDED;
+    p->entry = "opp_attention24_nonpad_fwd";
+    p->batch = desc->batch;
+    p->max_seqlen_q = p->q_seqlen = desc->q_seqlen;
+    p->max_seqlen_kv = p->kv_seqlen = desc->kv_seqlen;
+    p->total_q = (int64_t)desc->batch * desc->q_seqlen;
+    p->total_kv = (int64_t)desc->batch * desc->kv_seqlen;
+    p->input_rank = rank;
+    p->q = padded_tensor(rank, a.hq, desc->q_seqlen, a.d);
+    p->k = padded_tensor(rank, a.hkv, desc->kv_seqlen, a.d);
+    p->v = padded_tensor(rank, a.hkv, desc->kv_seqlen, a.dv);
+    p->out = padded_tensor(rank, a.hq, desc->q_seqlen, a.dv);
+    p->lse_head = desc->q_seqlen; /* [B, Hq, S_q] */
+    p->lse_batch = (int64_t)a.hq * desc->q_seqlen;
+    const opp__kernel_row_t *row; /* the whole problem: strides too */
+    return opp__dispatch_select(p, 0, &row);
+}
+
 // --- public entry
 
 void opp_attention24_desc_init(opp_attention24_desc_t *desc) {
@@ -66,30 +108,25 @@ void opp_attention24_desc_init(opp_attention24_desc_t *desc) {
         .v_dtype = OPP_DTYPE_UNDEFINED,
         .out_dtype = OPP_DTYPE_UNDEFINED,
         .input_rank = 4,
-        .algo = OPP_ALGO_EXACT,
+        .algo = OPP_ALGO_AUTO,
     };
 }
 
 opp_status_t opp_attention24_desc_check(const opp_attention24_desc_t *desc) {
-    OPP_RETURN_IF(desc == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "desc is NULL");
-    const opp_attention_desc_t claim = claim_fields(desc);
-    OPP_TRY(opp_attention_claim_check(&claim));
-    OPP_RETURN_IF(desc->input_rank != 3 && desc->input_rank != 4, OPP_STATUS_BAD_PARAM_SHAPE,
-                  "input_rank = %" PRId32 " must be 3 or 4", desc->input_rank);
-    OPP_RETURN_IF(desc->batch <= 0, OPP_STATUS_BAD_PARAM_BATCH, "batch = %" PRId32 " must be >= 1",
-                  desc->batch);
-    OPP_RETURN_IF(desc->q_seqlen < 0, OPP_STATUS_BAD_PARAM_SHAPE,
-                  "q_seqlen = %" PRId32 " must be >= 0", desc->q_seqlen);
-    OPP_RETURN_IF(desc->kv_seqlen < 0, OPP_STATUS_BAD_PARAM_SHAPE,
-                  "kv_seqlen = %" PRId32 " must be >= 0", desc->kv_seqlen);
-    const int64_t hq = desc->num_heads;
-    const int64_t hkv = desc->kv_num_heads != 0 ? desc->kv_num_heads : hq;
-    const int64_t d = desc->head_size;
-    const int64_t dv = desc->v_head_size != 0 ? desc->v_head_size : d;
-    const int64_t es = (int64_t)opp_dtype_size(desc->q_dtype);
-    OPP_TRY(check_extent("q", desc->batch, desc->q_seqlen, hq, d, es));
-    OPP_TRY(check_extent("k", desc->batch, desc->kv_seqlen, hkv, d, es));
-    OPP_TRY(check_extent("v", desc->batch, desc->kv_seqlen, hkv, dv, es));
-    OPP_TRY(check_extent("y", desc->batch, desc->q_seqlen, hq, dv, es));
+    opp__problem_t p;
+    return opp__problem_from_attention24(desc, &p);
+}
+
+opp_status_t opp_attention24_kernel_query(const opp_attention24_desc_t *desc, int32_t sm_arch,
+                                          const char **kernel_name) {
+    OPP_RETURN_IF(kernel_name == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "kernel_name is NULL");
+    *kernel_name = NULL;
+    OPP_RETURN_IF(sm_arch <= 0, OPP_STATUS_BAD_PARAM,
+                  "sm_arch = %" PRId32 " must be a compute capability such as 80 or 90", sm_arch);
+    opp__problem_t p;
+    OPP_TRY(opp__problem_from_attention24(desc, &p));
+    const opp__kernel_row_t *row;
+    OPP_TRY(opp__dispatch_select(&p, sm_arch, &row));
+    *kernel_name = row->name;
     return OPP_STATUS_SUCCESS;
 }

@@ -3,105 +3,22 @@
  * opp_attention_desc_t (pure C, never touches a GPU).
  *
  * opp_attention_claim_check() checks what a runtime knows at claim time
- * (dtypes, heads, head sizes, scale, softcap, is_causal, algo);
- * opp_attention_desc_check() adds the shape of the batch (batch, totals,
- * max_seqlens, row strides). Checks run in a fixed order and the first
+ * (dtypes, heads, head sizes, scale, softcap, is_causal, algo:
+ * lib/problem.c) and asks the dispatch table whether some kernel serves
+ * them; opp_attention_desc_check() adds the shape of the batch (batch,
+ * totals, max_seqlens, row strides). opp__problem_from_desc() is the one
+ * place a packed descriptor is resolved into the internal problem
+ * (lib/internal/problem.h). Checks run in a fixed order and the first
  * failure is returned, with a message naming the field and its value.
  * Dims: B = batch, Hq = num_heads, Hkv = kv_num_heads, D = head_size,
  * Dv = v_head_size; row widths q: Hq*D, k: Hkv*D, v: Hkv*Dv, out: Hq*Dv
  * (elements). The descriptor is const and never modified.
  */
 #include <inttypes.h>
-#include <math.h>
 
 #include "lib/internal/check.h"
-#include "lib/internal/dtype_check.h"
-
-// --- field helpers
-
-/* kv_num_heads with 0 meaning num_heads. */
-static int64_t effective_kv_heads(const opp_attention_desc_t *desc) {
-    return desc->kv_num_heads == 0 ? desc->num_heads : desc->kv_num_heads;
-}
-
-/* v_head_size with 0 meaning head_size. */
-static int64_t effective_v_head_size(const opp_attention_desc_t *desc) {
-    return desc->v_head_size == 0 ? desc->head_size : desc->v_head_size;
-}
-
-static opp_status_t check_dtype_known(const char *field, opp_dtype_t dtype) {
-    OPP_RETURN_IF(dtype == OPP_DTYPE_UNDEFINED, OPP_STATUS_BAD_PARAM_DTYPE,
-                  "%s = 0 (undefined) is not set", field);
-    OPP_RETURN_IF(!opp__dtype_is_onnx(dtype), OPP_STATUS_BAD_PARAM_DTYPE,
-                  "%s = %d is not an ONNX element type", field, (int)dtype);
-    return OPP_STATUS_SUCCESS;
-}
-
-static opp_status_t check_dtype_matches_q(const char *field, opp_dtype_t dtype,
-                                          opp_dtype_t q_dtype) {
-    OPP_RETURN_IF(dtype != q_dtype, OPP_STATUS_BAD_PARAM_DTYPE_MISMATCH,
-                  "%s = %s differs from q_dtype = %s", field, opp_dtype_name(dtype),
-                  opp_dtype_name(q_dtype));
-    return OPP_STATUS_SUCCESS;
-}
-
-static opp_status_t check_dtypes(const opp_attention_desc_t *desc) {
-    OPP_TRY(check_dtype_known("q_dtype", desc->q_dtype));
-    OPP_TRY(check_dtype_known("k_dtype", desc->k_dtype));
-    OPP_TRY(check_dtype_known("v_dtype", desc->v_dtype));
-    OPP_TRY(check_dtype_known("out_dtype", desc->out_dtype));
-    OPP_TRY(check_dtype_matches_q("k_dtype", desc->k_dtype, desc->q_dtype));
-    OPP_TRY(check_dtype_matches_q("v_dtype", desc->v_dtype, desc->q_dtype));
-    OPP_TRY(check_dtype_matches_q("out_dtype", desc->out_dtype, desc->q_dtype));
-    OPP_RETURN_IF(!opp__dtype_is_supported(desc->q_dtype), OPP_STATUS_NOT_SUPPORTED_DTYPE,
-                  "q_dtype = %s is not supported (f32, f16, bf16 are)",
-                  opp_dtype_name(desc->q_dtype));
-    return OPP_STATUS_SUCCESS;
-}
-
-static opp_status_t check_heads(const opp_attention_desc_t *desc) {
-    OPP_RETURN_IF(desc->num_heads <= 0, OPP_STATUS_BAD_PARAM_NUM_HEADS,
-                  "num_heads = %" PRId32 " must be >= 1", desc->num_heads);
-    OPP_RETURN_IF(desc->kv_num_heads < 0, OPP_STATUS_BAD_PARAM_KV_NUM_HEADS,
-                  "kv_num_heads = %" PRId32 " must be >= 0 (0 means num_heads)",
-                  desc->kv_num_heads);
-    OPP_RETURN_IF(desc->num_heads % effective_kv_heads(desc) != 0,
-                  OPP_STATUS_BAD_PARAM_KV_HEADS_NOT_DIVIDING,
-                  "num_heads = %" PRId32 " is not a multiple of kv_num_heads = %" PRId32,
-                  desc->num_heads, desc->kv_num_heads);
-    return OPP_STATUS_SUCCESS;
-}
-
-static opp_status_t check_head_sizes(const opp_attention_desc_t *desc) {
-    OPP_RETURN_IF(desc->head_size <= 0, OPP_STATUS_BAD_PARAM_HEAD_SIZE,
-                  "head_size = %" PRId32 " must be >= 1", desc->head_size);
-    OPP_RETURN_IF(desc->v_head_size < 0, OPP_STATUS_BAD_PARAM_V_HEAD_SIZE,
-                  "v_head_size = %" PRId32 " must be >= 0 (0 means head_size)", desc->v_head_size);
-    OPP_RETURN_IF(desc->head_size > OPP_MAX_HEAD_SIZE, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
-                  "head_size = %" PRId32 " is above the supported maximum %d", desc->head_size,
-                  OPP_MAX_HEAD_SIZE);
-    OPP_RETURN_IF(desc->v_head_size > OPP_MAX_HEAD_SIZE, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
-                  "v_head_size = %" PRId32 " is above the supported maximum %d", desc->v_head_size,
-                  OPP_MAX_HEAD_SIZE);
-    return OPP_STATUS_SUCCESS;
-}
-
-static opp_status_t check_options(const opp_attention_desc_t *desc) {
-    /* -0.0 < 0 is false, so -0.0 passes as 0 (the default scale / no softcap). */
-    OPP_RETURN_IF(!isfinite(desc->scale) || desc->scale < 0.0f, OPP_STATUS_BAD_PARAM_SCALE,
-                  "scale = %g must be finite and >= 0 (0 selects 1/sqrt(head_size))",
-                  (double)desc->scale);
-    OPP_RETURN_IF(!isfinite(desc->softcap) || desc->softcap < 0.0f, OPP_STATUS_BAD_PARAM_SOFTCAP,
-                  "softcap = %g must be finite and >= 0 (0 turns it off)", (double)desc->softcap);
-    OPP_RETURN_IF(desc->is_causal != 0 && desc->is_causal != 1, OPP_STATUS_BAD_PARAM_IS_CAUSAL,
-                  "is_causal = %" PRId32 " must be 0 or 1", desc->is_causal);
-    OPP_RETURN_IF(desc->algo != OPP_ALGO_EXACT && desc->algo != OPP_ALGO_FAST,
-                  OPP_STATUS_BAD_PARAM_ALGO,
-                  "algo = %d is neither OPP_ALGO_EXACT (0) nor OPP_ALGO_FAST (1)", (int)desc->algo);
-    OPP_RETURN_IF(desc->algo == OPP_ALGO_FAST, OPP_STATUS_NOT_SUPPORTED_ALGO,
-                  "algo = FAST is not available in this build");
-    return OPP_STATUS_SUCCESS;
-}
+#include "lib/internal/dispatch.h"
+#include "lib/internal/problem.h"
 
 // --- batch shape helpers
 
@@ -151,10 +68,9 @@ static opp_status_t check_stride(const char *tensor, int64_t stride, const char 
     return OPP_STATUS_SUCCESS;
 }
 
-static opp_status_t check_strides(const opp_attention_desc_t *desc) {
-    const int64_t hq = desc->num_heads, hkv = effective_kv_heads(desc);
-    const int64_t d = desc->head_size, dv = effective_v_head_size(desc);
-    const int64_t bytes = (int64_t)opp_dtype_size(desc->q_dtype);
+static opp_status_t check_strides(const opp_attention_desc_t *desc, const opp__attrs_t *a) {
+    const int64_t hq = a->hq, hkv = a->hkv, d = a->d, dv = a->dv;
+    const int64_t bytes = (int64_t)opp_dtype_size(a->dtype);
     OPP_TRY(check_stride("q", desc->q_row_stride, "num_heads * head_size", hq * d, desc->total_q,
                          bytes));
     OPP_TRY(check_stride("k", desc->k_row_stride, "kv_num_heads * head_size", hkv * d,
@@ -164,6 +80,54 @@ static opp_status_t check_strides(const opp_attention_desc_t *desc) {
     OPP_TRY(check_stride("out", desc->out_row_stride, "num_heads * v_head_size", hq * dv,
                          desc->total_q, bytes));
     return OPP_STATUS_SUCCESS;
+}
+
+/* Whether some kernel serves the claim-time attributes a (on some GPU). */
+static opp_status_t claim_supported(const opp__attrs_t *a) {
+    opp__problem_t claim = {0}; /* batch 0: attributes only */
+    claim.a = *a;
+    const opp__kernel_row_t *row;
+    return opp__dispatch_select(&claim, 0, &row);
+}
+
+/* Resolves a checked descriptor: dense strides for 0, packed layout. */
+static void resolve(const opp_attention_desc_t *desc, const opp__attrs_t *a, opp__problem_t *p) {
+    *p = (opp__problem_t){0};
+    p->a = *a;
+    p->layout = OPP__LAYOUT_PACKED;
+    p->entry = "opp_packed_attention_fwd";
+    p->batch = desc->batch;
+    p->max_seqlen_q = desc->max_seqlen_q;
+    p->max_seqlen_kv = desc->max_seqlen_kv;
+    p->total_q = desc->total_q;
+    p->total_kv = desc->total_kv;
+    p->input_rank = 3;
+    const int64_t hq = a->hq, hkv = a->hkv, d = a->d, dv = a->dv;
+    p->q = (opp__tensor_t){NULL, desc->q_row_stride != 0 ? desc->q_row_stride : hq * d, d, 0};
+    p->k = (opp__tensor_t){NULL, desc->k_row_stride != 0 ? desc->k_row_stride : hkv * d, d, 0};
+    p->v = (opp__tensor_t){NULL, desc->v_row_stride != 0 ? desc->v_row_stride : hkv * dv, dv, 0};
+    p->out =
+        (opp__tensor_t){NULL, desc->out_row_stride != 0 ? desc->out_row_stride : hq * dv, dv, 0};
+    p->lse_head = desc->total_q; /* [Hq, total_q] */
+    p->lse_batch = 0;
+}
+
+opp_status_t opp__problem_from_desc(const opp_attention_desc_t *desc, opp__problem_t *p) {
+    OPP_RETURN_IF(desc == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "desc is NULL");
+    const opp__claim_fields_t f = OPP__CLAIM_FIELDS(desc);
+    opp__attrs_t a;
+    OPP_TRY(opp__claim_fields_check(&f, &a));
+    OPP_TRY(claim_supported(&a)); /* claim-time faults before batch-shape faults */
+    OPP_RETURN_IF(desc->batch <= 0, OPP_STATUS_BAD_PARAM_BATCH, "batch = %" PRId32 " must be >= 1",
+                  desc->batch);
+    OPP_TRY(check_total("total_q", desc->total_q));
+    OPP_TRY(check_total("total_kv", desc->total_kv));
+    OPP_TRY(check_max_seqlen("q", desc->max_seqlen_q, desc->total_q, desc->batch));
+    OPP_TRY(check_max_seqlen("kv", desc->max_seqlen_kv, desc->total_kv, desc->batch));
+    OPP_TRY(check_strides(desc, &a));
+    resolve(desc, &a, p);
+    const opp__kernel_row_t *row; /* the whole problem: strides too */
+    return opp__dispatch_select(p, 0, &row);
 }
 
 // --- public entry
@@ -180,27 +144,33 @@ void opp_attention_desc_init(opp_attention_desc_t *desc) {
         .scale = 0.0f,
         .is_causal = 0,
         .softcap = 0.0f,
-        .algo = OPP_ALGO_EXACT,
+        .algo = OPP_ALGO_AUTO,
     };
 }
 
 opp_status_t opp_attention_claim_check(const opp_attention_desc_t *desc) {
     OPP_RETURN_IF(desc == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "desc is NULL");
-    OPP_TRY(check_dtypes(desc));
-    OPP_TRY(check_heads(desc));
-    OPP_TRY(check_head_sizes(desc));
-    OPP_TRY(check_options(desc));
-    return OPP_STATUS_SUCCESS;
+    const opp__claim_fields_t f = OPP__CLAIM_FIELDS(desc);
+    opp__attrs_t a;
+    OPP_TRY(opp__claim_fields_check(&f, &a));
+    return claim_supported(&a);
 }
 
 opp_status_t opp_attention_desc_check(const opp_attention_desc_t *desc) {
-    OPP_TRY(opp_attention_claim_check(desc));
-    OPP_RETURN_IF(desc->batch <= 0, OPP_STATUS_BAD_PARAM_BATCH, "batch = %" PRId32 " must be >= 1",
-                  desc->batch);
-    OPP_TRY(check_total("total_q", desc->total_q));
-    OPP_TRY(check_total("total_kv", desc->total_kv));
-    OPP_TRY(check_max_seqlen("q", desc->max_seqlen_q, desc->total_q, desc->batch));
-    OPP_TRY(check_max_seqlen("kv", desc->max_seqlen_kv, desc->total_kv, desc->batch));
-    OPP_TRY(check_strides(desc));
+    opp__problem_t p;
+    return opp__problem_from_desc(desc, &p);
+}
+
+opp_status_t opp_attention_kernel_query(const opp_attention_desc_t *desc, int32_t sm_arch,
+                                        const char **kernel_name) {
+    OPP_RETURN_IF(kernel_name == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "kernel_name is NULL");
+    *kernel_name = NULL;
+    OPP_RETURN_IF(sm_arch <= 0, OPP_STATUS_BAD_PARAM,
+                  "sm_arch = %" PRId32 " must be a compute capability such as 80 or 90", sm_arch);
+    opp__problem_t p;
+    OPP_TRY(opp__problem_from_desc(desc, &p));
+    const opp__kernel_row_t *row;
+    OPP_TRY(opp__dispatch_select(&p, sm_arch, &row));
+    *kernel_name = row->name;
     return OPP_STATUS_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /*
- * device_status.c - opp_packed_attention_device_status(): reads back what
- * the device guard of the last run on a workspace found and turns it into
+ * device_status.c - opp_attention_device_status() (alias
+ * opp_packed_attention_device_status()): reads back what the device guard
+ * of the last run on a workspace (either layout's entry) found and turns it into
  * the status and message the host check would give, plus
  * " (found on the device)".
  *
@@ -14,7 +15,7 @@
 #include <inttypes.h>
 
 #include "kernels/kernels.h"
-#include "lib/internal/attention_run.h"
+#include "lib/internal/attention_plan.h"
 #include "lib/internal/check.h"
 #include "lib/internal/workspace.h"
 
@@ -62,13 +63,13 @@ static opp_status_t record_status(const opp__guard_record_t *r) {
 
 // --- public entry
 
-opp_status_t opp_packed_attention_device_status(const void *workspace, size_t workspace_bytes,
-                                                struct CUstream_st *stream) {
+opp_status_t opp_attention_device_status(const void *workspace, size_t workspace_bytes,
+                                         struct CUstream_st *stream) {
     OPP_RETURN_IF(workspace == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "workspace is NULL");
     OPP_RETURN_IF((uintptr_t)workspace % OPP__WORKSPACE_ALIGN != 0, OPP_STATUS_BAD_PARAM_MISALIGNED,
                   "workspace = %p is not %d-byte aligned", workspace, OPP__WORKSPACE_ALIGN);
-    opp__attention_plan_t plan;
-    opp__attention_plan_layout((void *)workspace, &plan);
+    opp__plan_t plan; /* the guard record's offset is the same for every problem */
+    opp__plan_layout(NULL, (void *)workspace, &plan);
     OPP_RETURN_IF(workspace_bytes < OPP__GUARD_RECORD_BYTES, OPP_STATUS_BAD_PARAM_WORKSPACE,
                   "workspace_bytes = %zu is below the %d-byte guard record", workspace_bytes,
                   OPP__GUARD_RECORD_BYTES);
@@ -80,4 +81,9 @@ opp_status_t opp_packed_attention_device_status(const void *workspace, size_t wo
         return OPP_STATUS_SUCCESS;
     }
     return record_status(&record);
+}
+
+opp_status_t opp_packed_attention_device_status(const void *workspace, size_t workspace_bytes,
+                                                struct CUstream_st *stream) {
+    return opp_attention_device_status(workspace, workspace_bytes, stream);
 }

@@ -158,10 +158,18 @@ size_t opp_dtype_size(opp_dtype_t dtype);
 
 /* ======   Packed attention descriptor   ====== */
 
-/* Algorithms. EXACT accumulates in double in a fixed order and rounds once
- * (bit-identical to the CPU reference); FAST is reserved for the tensor-core
- * kernel and is NOT_SUPPORTED_ALGO until it exists. */
-typedef enum opp_algo { OPP_ALGO_EXACT = 0, OPP_ALGO_FAST = 1 } opp_algo_t;
+/* Algorithms.
+ *   EXACT  accumulates in double in one fixed order and rounds once: the
+ *          output is bit-identical to the CPU reference (a correctness path,
+ *          far slower than the tensor cores).
+ *   FAST   the tensor-core kernels: fp32 accumulation, online softmax; the
+ *          output of a sequence is bit-identical whatever batch it is in
+ *          (DESIGN.md section 4). NOT_SUPPORTED_* where no FAST kernel serves
+ *          the descriptor (opp_attention_kernel_query() says why).
+ *   AUTO   FAST where a FAST kernel serves the descriptor on the current GPU,
+ *          else EXACT. The default of the *_desc_init() functions; ask for
+ *          EXACT explicitly when you need bit-identity with the reference. */
+typedef enum opp_algo { OPP_ALGO_EXACT = 0, OPP_ALGO_FAST = 1, OPP_ALGO_AUTO = 2 } opp_algo_t;
 
 /* Largest head_size / v_head_size the library supports. */
 #define OPP_MAX_HEAD_SIZE 256
@@ -187,13 +195,13 @@ typedef struct opp_attention_desc {
     int64_t k_row_stride;   /* elements between key rows; 0 = Hkv * D */
     int64_t v_row_stride;   /* elements between value rows; 0 = Hkv * Dv */
     int64_t out_row_stride; /* elements between output rows; 0 = Hq * Dv */
-    opp_algo_t algo;        /* OPP_ALGO_EXACT (the default) */
+    opp_algo_t algo;        /* OPP_ALGO_AUTO (the default), EXACT or FAST */
 } opp_attention_desc_t;
 
 /*! opp_attention_desc_init() :
  * Sets every field to its default: dtypes UNDEFINED, all counts, totals and
  * strides 0, scale 0 (default scale), is_causal 0, softcap 0 (off),
- * algo OPP_ALGO_EXACT. The caller then sets dtypes, batch, num_heads,
+ * algo OPP_ALGO_AUTO. The caller then sets dtypes, batch, num_heads,
  * head_size, totals and max_seqlens. Does nothing when desc is NULL. */
 void opp_attention_desc_init(opp_attention_desc_t *desc);
 
@@ -202,10 +210,13 @@ void opp_attention_desc_init(opp_attention_desc_t *desc);
  * whether to hand a node to liboppacked - dtypes, num_heads, kv_num_heads,
  * head_size, v_head_size, scale, is_causal, softcap and algo - and ignores
  * batch, totals, max_seqlens and strides. Pure host code: never touches a GPU.
+ * Supported means: some kernel of the requested algorithm serves these
+ * fields on some GPU architecture the library supports (use
+ * opp_attention_kernel_query() for a given architecture).
  * @return : OPP_STATUS_SUCCESS if supported; a BAD_PARAM_* status if a field
  *           is invalid; a NOT_SUPPORTED_* status if valid but unsupported
  *           (dtype, head size, algo). opp_last_error_message() says which
- *           field and value. */
+ *           field and value, and what the library offers instead. */
 opp_status_t opp_attention_claim_check(const opp_attention_desc_t *desc);
 
 /*! opp_attention_desc_check() :
@@ -232,6 +243,20 @@ opp_status_t opp_attention_desc_check(const opp_attention_desc_t *desc);
 opp_status_t opp_varlen_check(const opp_attention_desc_t *desc, const int32_t *cu_seqlens_q,
                               size_t cu_seqlens_q_count, const int32_t *cu_seqlens_kv,
                               size_t cu_seqlens_kv_count);
+
+/*! opp_attention_kernel_query() :
+ * Which kernel the run path would launch for desc on a GPU of compute
+ * capability sm_arch (major * 10 + minor, e.g. 80, 86, 89, 90; see
+ * opp_device_sm_arch() for the current device's). Pure host code: the
+ * answer comes from the same dispatch table the run path uses.
+ * kernel_name : host; set to a static, readable name such as
+ *               "exact_bf16_d128_bm64", or NULL on failure.
+ * @return : OPP_STATUS_SUCCESS; the status of opp_attention_desc_check();
+ *           BAD_PARAM_NULL_POINTER; BAD_PARAM (sm_arch <= 0); or the
+ *           NOT_SUPPORTED_* status with the reason a runtime would log at
+ *           claim time (e.g. "no FAST kernel for q_dtype = f32"). */
+opp_status_t opp_attention_kernel_query(const opp_attention_desc_t *desc, int32_t sm_arch,
+                                        const char **kernel_name);
 
 /* ======   Run path (GPU)   ======
  * The stream type is CUDA's cudaStream_t (struct CUstream_st *), declared
@@ -266,7 +291,7 @@ opp_status_t opp_packed_attention_workspace_size(const opp_attention_desc_t *des
  * on the device first: if they are inconsistent with desc (start, order,
  * total, max_seqlen) nothing is read or written out of bounds, out is left
  * unwritten, and the finding is recorded in the workspace for
- * opp_packed_attention_device_status().
+ * opp_attention_device_status().
  * Every argument is checked on the host before the first CUDA call.
  * @return : OPP_STATUS_SUCCESS when the work was enqueued; BAD_PARAM_* /
  *           NOT_SUPPORTED_* from validation; BAD_PARAM_NULL_POINTER;
@@ -277,8 +302,32 @@ opp_status_t opp_packed_attention_fwd(const opp_attention_desc_t *desc, const op
                                       void *workspace, size_t workspace_bytes,
                                       struct CUstream_st *stream);
 
-/*! opp_packed_attention_device_status() :
- * Reads what the device-side guard of the last run on this workspace found.
+/*! opp_packed_attention_fwd_lse() :
+ * opp_packed_attention_fwd() that also writes the log-sum-exp of every
+ * query row's softmax:
+ * lse : device, float32 [Hq, total_q] (FlashAttention's varlen layout:
+ *       element (head h, token t) at lse[h * total_q + t]), 4-byte aligned,
+ *       or NULL (not written). Natural log of sum_j exp(x_j) over the visible
+ *       scores x_j (after scale and softcap); -inf for a row that sees no
+ *       key. Rows past cu_seqlens_q[batch] are not written.
+ * @return : as opp_packed_attention_fwd(); BAD_PARAM_MISALIGNED for lse. */
+opp_status_t opp_packed_attention_fwd_lse(const opp_attention_desc_t *desc,
+                                          const opp_varlen_t *varlen, const void *q,
+                                          const void *k, const void *v, void *out, float *lse,
+                                          void *workspace, size_t workspace_bytes,
+                                          struct CUstream_st *stream);
+
+/*! opp_device_sm_arch() :
+ * The compute capability of the current CUDA device as major * 10 + minor
+ * (e.g. 90 for an H100/H200), for opp_attention_kernel_query(). Looked up
+ * once per device and cached; never synchronizes.
+ * @return : OPP_STATUS_SUCCESS, NO_DEVICE, CUDA_ERROR, or
+ *           BAD_PARAM_NULL_POINTER. */
+opp_status_t opp_device_sm_arch(int32_t *sm_arch);
+
+/*! opp_attention_device_status() :
+ * Reads what the device-side guard of the last run on this workspace found
+ * (either entry: opp_packed_attention_fwd*() or opp_attention24_nonpad_fwd*()).
  * Copies 256 bytes from workspace and SYNCHRONIZES stream (not for the hot
  * path: call it when you want to know, e.g. in debug builds or after a
  * failure).
@@ -287,6 +336,11 @@ opp_status_t opp_packed_attention_fwd(const opp_attention_desc_t *desc, const op
  *           BAD_PARAM_SEQLENS_DECREASING, BAD_PARAM_NONPAD), with a message
  *           such as "cu_seqlens_kv[3] = 17 < cu_seqlens_kv[2] = 20 (found on
  *           the device)"; CUDA_ERROR if the copy failed. */
+opp_status_t opp_attention_device_status(const void *workspace, size_t workspace_bytes,
+                                         struct CUstream_st *stream);
+
+/*! opp_packed_attention_device_status() : the former name of
+ * opp_attention_device_status(), kept as an alias (same behaviour). */
 opp_status_t opp_packed_attention_device_status(const void *workspace, size_t workspace_bytes,
                                                 struct CUstream_st *stream);
 
@@ -312,15 +366,20 @@ typedef struct opp_attention24_desc {
     float scale;                                      /* 0 means 1/sqrt(D) */
     int32_t is_causal;                                /* 0 or 1 */
     float softcap;                                    /* 0 is off */
-    opp_algo_t algo;                                  /* OPP_ALGO_EXACT */
+    opp_algo_t algo;                                  /* OPP_ALGO_AUTO (default) */
 } opp_attention24_desc_t;
 
-/*! opp_attention24_desc_init() : defaults (input_rank 4, zeros, EXACT). */
+/*! opp_attention24_desc_init() : defaults (input_rank 4, zeros, AUTO). */
 void opp_attention24_desc_init(opp_attention24_desc_t *desc);
 
 /*! opp_attention24_desc_check() : validates desc without touching a GPU.
  * @return : OPP_STATUS_SUCCESS or the first BAD_PARAM_* / NOT_SUPPORTED_*. */
 opp_status_t opp_attention24_desc_check(const opp_attention24_desc_t *desc);
+
+/*! opp_attention24_kernel_query() : opp_attention_kernel_query() for the
+ * Attention-24 layout descriptor. */
+opp_status_t opp_attention24_kernel_query(const opp_attention24_desc_t *desc, int32_t sm_arch,
+                                          const char **kernel_name);
 
 /*! opp_attention24_nonpad_workspace_size() : as the packed one. */
 opp_status_t opp_attention24_nonpad_workspace_size(const opp_attention24_desc_t *desc,
@@ -329,14 +388,26 @@ opp_status_t opp_attention24_nonpad_workspace_size(const opp_attention24_desc_t 
 /*! opp_attention24_nonpad_fwd() :
  * y = ONNX Attention-24(q, k, v, nonpad_kv_seqlen) on the GPU.
  * nonpad_kv_seqlen: device, int64 [B], each in 0..S_kv (checked on the
- * device: a bad value is recorded for opp_packed_attention_device_status()
- * and nothing is read out of bounds). Other pointers and the stream as in
+ * device: a bad value is recorded for opp_attention_device_status() and
+ * nothing is read out of bounds). Other pointers and the stream as in
  * opp_packed_attention_fwd().
  * @return : as opp_packed_attention_fwd(). */
 opp_status_t opp_attention24_nonpad_fwd(const opp_attention24_desc_t *desc,
                                         const int64_t *nonpad_kv_seqlen, const void *q,
                                         const void *k, const void *v, void *y, void *workspace,
                                         size_t workspace_bytes, struct CUstream_st *stream);
+
+/*! opp_attention24_nonpad_fwd_lse() :
+ * opp_attention24_nonpad_fwd() that also writes the log-sum-exp of every
+ * query row (see opp_packed_attention_fwd_lse()):
+ * lse : device, float32 [B, Hq, S_q] (element (b, h, i) at
+ *       lse[(b * Hq + h) * S_q + i]), 4-byte aligned, or NULL.
+ * @return : as opp_attention24_nonpad_fwd(). */
+opp_status_t opp_attention24_nonpad_fwd_lse(const opp_attention24_desc_t *desc,
+                                            const int64_t *nonpad_kv_seqlen, const void *q,
+                                            const void *k, const void *v, void *y, float *lse,
+                                            void *workspace, size_t workspace_bytes,
+                                            struct CUstream_st *stream);
 
 #ifdef __cplusplus
 }

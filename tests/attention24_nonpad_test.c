@@ -36,14 +36,14 @@ static void good_desc(opp_attention24_desc_t *d) {
     d->kv_seqlen = 12;
 }
 
-/* init sets rank 4, the exact algo, and zeros elsewhere. */
+/* init sets rank 4, the AUTO algo, and zeros elsewhere. */
 static void test_attention24_desc_init_sets_defaults(void **state) {
     (void)state;
     opp_attention24_desc_t d;
     memset(&d, 0x5A, sizeof(d));
     opp_attention24_desc_init(&d);
     assert_int_equal(d.input_rank, 4);
-    assert_int_equal(d.algo, OPP_ALGO_EXACT);
+    assert_int_equal(d.algo, OPP_ALGO_AUTO);
     assert_int_equal(d.q_dtype, OPP_DTYPE_UNDEFINED);
     assert_int_equal(d.batch, 0);
     assert_true(d.scale == 0.0f && d.softcap == 0.0f);

@@ -35,7 +35,7 @@ static void test_desc_init_sets_defaults(void **state) {
     assert_int_equal(d.k_row_stride, 0);
     assert_int_equal(d.v_row_stride, 0);
     assert_int_equal(d.out_row_stride, 0);
-    assert_int_equal(d.algo, OPP_ALGO_EXACT);
+    assert_int_equal(d.algo, OPP_ALGO_AUTO);
 }
 
 // _init(NULL) does nothing (and does not crash).

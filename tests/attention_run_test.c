@@ -1,7 +1,7 @@
 /*
  * attention_run_test.c - CPU tests of the packed run path's host side:
  * opp_packed_attention_workspace_size(), the workspace plan (counting ==
- * materialising), the exact kernel's dispatch table, and every argument
+ * materialising), the EXACT rows of the dispatch table, and every argument
  * error opp_packed_attention_fwd() returns before its first CUDA call
  * (NULL and misaligned pointers, small or misaligned workspaces). Fake
  * device addresses are never dereferenced: each call fails its checks.
@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "lib/internal/attention_run.h"
+#include "lib/internal/attention_plan.h"
+#include "lib/internal/dispatch.h"
+#include "lib/internal/problem.h"
 #include "tests/test_util.h"
 
 static void good_desc(opp_attention_desc_t *d) {
@@ -56,48 +58,73 @@ static void test_workspace_size_rejects_bad_desc(void **state) {
     assert_opp_status(opp_packed_attention_workspace_size(&d, &bytes),
                       OPP_STATUS_BAD_PARAM_KV_HEADS_NOT_DIVIDING, "kv_num_heads = 5");
     good_desc(&d);
-    d.algo = OPP_ALGO_FAST;
-    assert_opp_status(opp_packed_attention_workspace_size(&d, &bytes),
-                      OPP_STATUS_NOT_SUPPORTED_ALGO, "FAST");
+    d.algo = (opp_algo_t)3;
+    assert_opp_status(opp_packed_attention_workspace_size(&d, &bytes), OPP_STATUS_BAD_PARAM_ALGO,
+                      "algo = 3");
 }
 
 /* Counting and materialising run the same layout: same size, and each
  * region lands at base + its counted offset, 256-byte aligned. */
 static void test_plan_count_equals_materialize(void **state) {
     (void)state;
-    opp__attention_plan_t counted, placed;
-    opp__attention_plan_layout(NULL, &counted);
+    opp_attention_desc_t d;
+    good_desc(&d);
+    opp__problem_t p;
+    assert_opp_ok(opp__problem_from_desc(&d, &p));
+    opp__plan_t counted, placed;
+    opp__plan_layout(&p, NULL, &counted);
     assert_null(counted.guard_record);
     assert_int_equal(counted.workspace_bytes % 256, 0);
     char *base = (char *)P(0x7f0000000000ull);
-    opp__attention_plan_layout(base, &placed);
+    opp__plan_layout(&p, base, &placed);
     assert_int_equal(placed.workspace_bytes, counted.workspace_bytes);
     assert_ptr_equal(placed.guard_record, base); /* device_status relies on offset 0 */
     assert_true(counted.workspace_bytes >= OPP__GUARD_RECORD_BYTES);
-    opp__attention_plan_t bound;
-    assert_opp_ok(opp__attention_plan_bind(base, counted.workspace_bytes, &bound));
+    opp__plan_t bound;
+    assert_opp_ok(opp__plan_bind(&p, base, counted.workspace_bytes, &bound));
     assert_ptr_equal(bound.guard_record, base);
 }
 
-/* Every dtype x (D, Dv) in 1..256 has a kernel; the table's default says
- * what is missing. */
+/* The EXACT status of (dtype, D, Dv) on compute capability sm. */
+static opp_status_t exact_select(opp_dtype_t dtype, int32_t d, int32_t dv, int32_t sm) {
+    opp_attention_desc_t desc;
+    good_desc(&desc);
+    desc.q_dtype = desc.k_dtype = desc.v_dtype = desc.out_dtype = dtype;
+    desc.num_heads = desc.kv_num_heads = 1;
+    desc.head_size = d;
+    desc.v_head_size = dv;
+    desc.algo = OPP_ALGO_EXACT;
+    opp__problem_t p;
+    const opp_status_t st = opp__problem_from_desc(&desc, &p);
+    if (st != OPP_STATUS_SUCCESS) {
+        return st;
+    }
+    const opp__kernel_row_t *row;
+    return opp__dispatch_select(&p, sm, &row);
+}
+
+/* Every dtype x (D, Dv) in 1..256 has an EXACT kernel on sm_80 and sm_90;
+ * the table's reasons say what is missing. */
 static void test_dispatch_covers_all_head_sizes(void **state) {
     (void)state;
     const opp_dtype_t dtypes[3] = {OPP_DTYPE_F32, OPP_DTYPE_F16, OPP_DTYPE_BF16};
-    for (int t = 0; t < 3; ++t) {
-        for (int32_t d = 1; d <= 256; d += (d < 20 ? 1 : 7)) {
-            assert_opp_ok(opp__exact_attention_supported(dtypes[t], d, 1));
-            assert_opp_ok(opp__exact_attention_supported(dtypes[t], 1, d));
-            assert_opp_ok(opp__exact_attention_supported(dtypes[t], d, 257 - d));
+    const int32_t sms[3] = {0, 80, 90};
+    for (int s = 0; s < 3; ++s) {
+        for (int t = 0; t < 3; ++t) {
+            for (int32_t d = 1; d <= 256; d += (d < 20 ? 1 : 7)) {
+                assert_opp_ok(exact_select(dtypes[t], d, 1, sms[s]));
+                assert_opp_ok(exact_select(dtypes[t], 1, d, sms[s]));
+                assert_opp_ok(exact_select(dtypes[t], d, 257 - d, sms[s]));
+            }
+            assert_opp_ok(exact_select(dtypes[t], 256, 256, sms[s]));
         }
-        assert_opp_ok(opp__exact_attention_supported(dtypes[t], 256, 256));
     }
-    assert_opp_status(opp__exact_attention_supported(OPP_DTYPE_BF16, 257, 64),
-                      OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE, "head_size = 257");
-    assert_opp_status(opp__exact_attention_supported(OPP_DTYPE_F16, 64, 0),
-                      OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE, "v_head_size = 0");
-    assert_opp_status(opp__exact_attention_supported(OPP_DTYPE_F64, 64, 64),
-                      OPP_STATUS_NOT_SUPPORTED_DTYPE, "f64");
+    assert_opp_status(exact_select(OPP_DTYPE_BF16, 257, 64, 90), OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                      "head_size = 257");
+    assert_opp_status(exact_select(OPP_DTYPE_F64, 64, 64, 90), OPP_STATUS_NOT_SUPPORTED_DTYPE,
+                      "f64");
+    assert_opp_status(exact_select(OPP_DTYPE_F16, 64, 64, 75), OPP_STATUS_NOT_SUPPORTED_ARCH,
+                      "compute capability 7.5 is not supported");
 }
 
 /* desc and varlen errors come first, before any pointer is looked at. */

@@ -1,16 +1,27 @@
 """nvcc_object(): the one way .cu files are compiled (DESIGN.md section 6).
 
 Each .cu becomes an object through a genrule that calls the toolkit's nvcc,
-for sm_90a machine code plus compute_90 PTX (so a newer GPU can JIT it). The
-objects are wrapped in a cc_library that links the static CUDA runtime.
+for sm_80, sm_86, sm_89 and sm_90 machine code plus compute_80 PTX (so every
+GPU from A100 on runs it, a newer one through the driver's JIT); Hopper-only
+kernels pass archs = OPP_CUDA_ARCH_HOPPER (sm_90a). The objects are wrapped
+in a cc_library that links the static CUDA runtime.
 nvcc is called through its real path (readlink -f) because it finds cicc,
 ptxas and its headers relative to itself, not through Bazel's symlink.
 """
 
-# The architecture list, defined once.
+# The architecture lists, defined once. The default: every GPU from A100 on.
 OPP_CUDA_ARCH_FLAGS = [
+    "-gencode=arch=compute_80,code=sm_80",
+    "-gencode=arch=compute_86,code=sm_86",
+    "-gencode=arch=compute_89,code=sm_89",
+    "-gencode=arch=compute_90,code=sm_90",
+    "-gencode=arch=compute_80,code=compute_80",
+]
+
+# Hopper-only kernels (wgmma, setmaxnreg): sm_90a machine code alone; only
+# dispatch rows for compute capability 9.0 may name them.
+OPP_CUDA_ARCH_HOPPER = [
     "-gencode=arch=compute_90a,code=sm_90a",
-    "-gencode=arch=compute_90,code=compute_90",
 ]
 
 OPP_NVCC_FLAGS = [
@@ -33,7 +44,7 @@ cc_headers = rule(
     doc = "The header files of the given cc_library targets (transitively).",
 )
 
-def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], visibility = None, testonly = False):
+def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], archs = OPP_CUDA_ARCH_FLAGS, visibility = None, testonly = False):
     """Compiles each .cu in srcs with nvcc and wraps the objects in a cc_library.
 
     Args:
@@ -43,6 +54,7 @@ def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], visibility = None,
       deps: cc_library deps: their headers (transitively) are inputs of every
         nvcc action, and the wrapper links them.
       copts: extra nvcc flags (for example -fmad=false for exact kernels).
+      archs: the -gencode flags (OPP_CUDA_ARCH_FLAGS or OPP_CUDA_ARCH_HOPPER).
       visibility: of the wrapper.
       testonly: of every generated target.
     """
@@ -56,7 +68,7 @@ def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], visibility = None,
             name = name + "_" + base + "_nvcc",
             srcs = [src] + hdrs + [":" + dep_headers, "@cuda//:nvcc"],
             outs = [obj],
-            cmd = ("$$(readlink -f $(location @cuda//:nvcc)) -c " + " ".join(OPP_CUDA_ARCH_FLAGS + OPP_NVCC_FLAGS + copts) +
+            cmd = ("$$(readlink -f $(location @cuda//:nvcc)) -c " + " ".join(archs + OPP_NVCC_FLAGS + copts) +
                    " -objtemp -I. -I$(GENDIR) -Iexternal/cuda/include" +
                    " $(location " + src + ") -o $@"),
             testonly = testonly,

@@ -1,0 +1,54 @@
+/*
+ * kernel_list.h - THE list of attention kernels: one line per kernel
+ * instance. Plain C (no CUDA): it generates both the rows of the host-side
+ * dispatch table (lib/dispatch.c, linked by validation-only users without
+ * cudart) and, in kernels/, the template instantiations with their launch
+ * functions (one opp__launch_<name> per line). Add a kernel here and
+ * nowhere else.
+ *
+ *   X(name, ALGO, DTYPE, DMAX, ALIGN, BM, BN, THREADS, SMEM_BYTES)
+ *     name     the kernel's readable name; its launcher is opp__launch_<name>
+ *     ALGO     EXACT or FAST (OPP_ALGO_*)
+ *     DTYPE    F32, F16 or BF16 (OPP_DTYPE_*): Q, K, V and out
+ *     DMAX     serves head sizes D, Dv <= DMAX (rows of one family are listed
+ *              with DMAX ascending: the first row that fits wins)
+ *     ALIGN    D, Dv and every row/head/batch stride must be multiples of
+ *              ALIGN elements (1: any)
+ *     BM, BN   query rows (token x head-in-group) and keys per tile
+ *     THREADS  threads per block
+ *     SMEM     dynamic shared memory in bytes; a row is used on a GPU only
+ *              when it fits (opp__arch_smem_limit), so the first row that
+ *              fits the device is its tile shape. The shape therefore depends
+ *              only on (algo, dtype, D, Dv, architecture), never on a batch.
+ * Every row needs compute capability >= 8.0 (sm_80 SASS; sm_86, sm_89,
+ * sm_90 SASS and compute_80 PTX are built too, kernels/BUILD).
+ */
+#ifndef OPP_KERNELS_KERNEL_LIST_H
+#define OPP_KERNELS_KERNEL_LIST_H
+
+/* Shared memory of the exact kernel (doubles: Q [DMAX][BM], two K/V slices of
+ * 2048, the score tile [128][BM + 2], 5 * BM row statistics, 1024 staging;
+ * then BM ints). kernels/tile_config.h asserts its template agrees. */
+#define OPP__EXACT_SMEM_BYTES(DMAX, BM)                                                    \
+    (((size_t)(DMAX) * (BM) + 2 * 2048 + 128 * ((BM) + 2) + 5 * (size_t)(BM) + 1024) * 8 + \
+     (size_t)(BM)*4)
+
+/* The exact kernel (kernels/exact_attention.cu): double accumulation in the
+ * fixed order of numerics/exact_order.h, bit-identical to the CPU reference
+ * whatever the tile. BM 64 for D, Dv <= 128 needs 177 KB (Hopper); BM 32
+ * fits A100-class shared memory. */
+#define OPP__EXACT_KERNELS(X)                                                                  \
+    X(exact_f32_d128_bm64, EXACT, F32, 128, 1, 64, 128, 256, OPP__EXACT_SMEM_BYTES(128, 64))   \
+    X(exact_f16_d128_bm64, EXACT, F16, 128, 1, 64, 128, 256, OPP__EXACT_SMEM_BYTES(128, 64))   \
+    X(exact_bf16_d128_bm64, EXACT, BF16, 128, 1, 64, 128, 256, OPP__EXACT_SMEM_BYTES(128, 64)) \
+    X(exact_f32_d128_bm32, EXACT, F32, 128, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(128, 32))   \
+    X(exact_f16_d128_bm32, EXACT, F16, 128, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(128, 32))   \
+    X(exact_bf16_d128_bm32, EXACT, BF16, 128, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(128, 32)) \
+    X(exact_f32_d256_bm32, EXACT, F32, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32))   \
+    X(exact_f16_d256_bm32, EXACT, F16, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32))   \
+    X(exact_bf16_d256_bm32, EXACT, BF16, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32))
+
+/* The whole list, in dispatch order. */
+#define OPP__KERNEL_LIST(X) OPP__EXACT_KERNELS(X)
+
+#endif /* OPP_KERNELS_KERNEL_LIST_H */

@@ -1,0 +1,183 @@
+/*
+ * dispatch.c - the dispatch table and its one selection function
+ * (lib/internal/dispatch.h). Pure host C: no CUDA symbol, so the claim and
+ * descriptor checks and the kernel query link without cudart.
+ *
+ * The rows come from kernels/kernel_list.h (the list that also generates
+ * the kernel instantiations). Selection filters the rows of an algorithm
+ * family step by step - dtype, head sizes, alignment, strides, architecture
+ * - and the first step that leaves no row names the reason, so a runtime
+ * can log why it falls back.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "lib/internal/check.h"
+#include "lib/internal/dispatch.h"
+
+// --- the table
+
+#define OPP__KERNEL_ROW_(name, ALGO, DTYPE, DMAX, ALIGN, BM, BN, THREADS, SMEM) \
+    {OPP__KERNEL_##name,                                                        \
+     OPP_ALGO_##ALGO,                                                           \
+     OPP_DTYPE_##DTYPE,                                                         \
+     DMAX,                                                                      \
+     ALIGN,                                                                     \
+     BM,                                                                        \
+     BN,                                                                        \
+     THREADS,                                                                   \
+     SMEM,                                                                      \
+     #name},
+const opp__kernel_row_t opp__kernel_table[] = {OPP__KERNEL_LIST(OPP__KERNEL_ROW_)};
+#undef OPP__KERNEL_ROW_
+
+size_t opp__arch_smem_limit(int32_t sm) {
+    if (sm < 80) {
+        return 0;
+    }
+    if (sm == 90) {
+        return 232448; /* 227 KB */
+    }
+    if (sm == 80 || sm == 87) {
+        return 166912; /* 163 KB */
+    }
+    return 101376; /* 99 KB: sm_86, sm_89 and, conservatively, newer GPUs */
+}
+
+// --- selection
+
+static const char *algo_name(opp_algo_t algo) {
+    return algo == OPP_ALGO_EXACT ? "EXACT" : (algo == OPP_ALGO_FAST ? "FAST" : "AUTO");
+}
+
+/* The steps a row must pass, in the order their failures are reported. */
+typedef enum step {
+    STEP_DTYPE,
+    STEP_HEAD_SIZE,
+    STEP_ALIGN,
+    STEP_STRIDE,
+    STEP_ARCH,
+    STEP_OK
+} step_t;
+
+static int64_t max64(int64_t a, int64_t b) {
+    return a > b ? a : b;
+}
+
+/* 1 if every stride of p's tensors is a multiple of align elements. */
+static int strides_aligned(const opp__problem_t *p, int32_t align) {
+    const opp__tensor_t *t[4] = {&p->q, &p->k, &p->v, &p->out};
+    for (int i = 0; i < 4; ++i) {
+        if (t[i]->row % align != 0 || t[i]->head % align != 0 || t[i]->batch % align != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* How far row r gets for problem p on sm (0: any architecture). */
+static step_t row_step(const opp__kernel_row_t *r, const opp__problem_t *p, int32_t sm) {
+    if (r->dtype != p->a.dtype) {
+        return STEP_DTYPE;
+    }
+    if (max64(p->a.d, p->a.dv) > r->dmax) {
+        return STEP_HEAD_SIZE;
+    }
+    if (p->a.d % r->align != 0 || p->a.dv % r->align != 0) {
+        return STEP_ALIGN;
+    }
+    if (p->batch > 0 && !strides_aligned(p, r->align)) {
+        return STEP_STRIDE;
+    }
+    if (sm != 0 && r->smem_bytes > opp__arch_smem_limit(sm)) {
+        return STEP_ARCH;
+    }
+    return STEP_OK;
+}
+
+/* Selection within one algorithm family: the first row that passes every
+ * step (*out), else NULL with *best the row that got furthest (NULL when
+ * the family has no row) and its step. Records nothing. */
+static void select_family(opp_algo_t algo, const opp__problem_t *p, int32_t sm,
+                          const opp__kernel_row_t **out, const opp__kernel_row_t **best,
+                          step_t *best_step) {
+    *out = NULL;
+    *best = NULL;
+    *best_step = STEP_DTYPE;
+    for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
+        const opp__kernel_row_t *r = &opp__kernel_table[i];
+        if (r->algo != algo) {
+            continue;
+        }
+        const step_t s = row_step(r, p, sm);
+        if (s == STEP_OK) {
+            *out = r;
+            return;
+        }
+        if (*best == NULL || s > *best_step ||
+            (s == STEP_ARCH && *best_step == STEP_ARCH && r->smem_bytes < (*best)->smem_bytes)) {
+            *best = r;
+            *best_step = s;
+        }
+    }
+}
+
+/* Records why family `algo` has no row for p on sm (see select_family). */
+static opp_status_t reason(opp_algo_t algo, const opp__problem_t *p, int32_t sm,
+                           const opp__kernel_row_t *best, step_t best_step) {
+    const char *fam = algo_name(algo);
+    OPP_RETURN_IF(best == NULL, OPP_STATUS_NOT_SUPPORTED_ALGO,
+                  "algo = %s: this build has no %s kernel", fam, fam);
+    const opp__attrs_t *a = &p->a;
+    switch (best_step) {
+    case STEP_DTYPE:
+        OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_DTYPE, "no %s kernel for q_dtype = %s", fam,
+                      opp_dtype_name(a->dtype));
+        break;
+    case STEP_HEAD_SIZE:
+        OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                      "no %s kernel for head_size = %" PRId32 ", v_head_size = %" PRId32
+                      " (%s serves head sizes up to %" PRId32 ")",
+                      fam, a->d, a->dv, fam, best->dmax);
+        break;
+    case STEP_ALIGN:
+        OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                      "no %s kernel for head_size = %" PRId32 ", v_head_size = %" PRId32
+                      ": %s needs multiples of %" PRId32,
+                      fam, a->d, a->dv, fam, best->align);
+        break;
+    case STEP_STRIDE:
+        OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_FEATURE,
+                      "no %s kernel for these strides: %s needs every row stride to be a "
+                      "multiple of %" PRId32 " elements (q %" PRId64 ", k %" PRId64 ", v %" PRId64
+                      ", out %" PRId64 ")",
+                      fam, fam, best->align, p->q.row, p->k.row, p->v.row, p->out.row);
+        break;
+    default:
+        OPP_RETURN_IF(sm < 80, OPP_STATUS_NOT_SUPPORTED_ARCH,
+                      "compute capability %d.%d is not supported: %s kernels need 8.0 or newer",
+                      sm / 10, sm % 10, fam);
+        OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_ARCH,
+                      "no %s kernel fits compute capability %d.%d: %s (%zu bytes of shared memory "
+                      "per block) needs more than its %zu bytes",
+                      fam, sm / 10, sm % 10, best->name, best->smem_bytes,
+                      opp__arch_smem_limit(sm));
+        break;
+    }
+    return OPP_STATUS_INTERNAL_ERROR;
+}
+
+opp_status_t opp__dispatch_select(const opp__problem_t *p, int32_t sm,
+                                  const opp__kernel_row_t **row) {
+    const opp__kernel_row_t *best;
+    step_t step;
+    if (p->a.algo == OPP_ALGO_AUTO) { /* FAST when it serves p, quietly EXACT otherwise */
+        select_family(OPP_ALGO_FAST, p, sm, row, &best, &step);
+        if (*row != NULL) {
+            return OPP_STATUS_SUCCESS;
+        }
+    }
+    const opp_algo_t algo = p->a.algo == OPP_ALGO_FAST ? OPP_ALGO_FAST : OPP_ALGO_EXACT;
+    select_family(algo, p, sm, row, &best, &step);
+    return *row != NULL ? OPP_STATUS_SUCCESS : reason(algo, p, sm, best, step);
+}

@@ -1,0 +1,38 @@
+/*
+ * attention_plan.h - the workspace plan of the run path (lib/attention_plan.c):
+ * one layout function, counting (workspace == NULL) or materialising, used
+ * by every *_workspace_size() and *_fwd() (STYLE.md section 8). Host code;
+ * the workspace is device memory never dereferenced here.
+ */
+#ifndef OPP_INTERNAL_ATTENTION_PLAN_H
+#define OPP_INTERNAL_ATTENTION_PLAN_H
+
+#include <stddef.h>
+
+#include "lib/internal/problem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The workspace, region by region. */
+typedef struct opp__plan {
+    size_t workspace_bytes; /* total (a multiple of 256) */
+    void *guard_record;     /* OPP__GUARD_RECORD_BYTES at offset 0; NULL when counting */
+} opp__plan_t;
+
+/* Lays the workspace of problem p out at `workspace` (device), or only
+ * counts when it is NULL. */
+void opp__plan_layout(const opp__problem_t *p, void *workspace, opp__plan_t *plan);
+
+/* Checks a caller's workspace (not NULL, 256-byte aligned, at least the
+ * planned size) and materialises the plan on it.
+ * @return : SUCCESS, BAD_PARAM_NULL_POINTER, BAD_PARAM_MISALIGNED or
+ *           BAD_PARAM_WORKSPACE (message with both sizes). */
+opp_status_t opp__plan_bind(const opp__problem_t *p, void *workspace, size_t workspace_bytes,
+                            opp__plan_t *plan);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPP_INTERNAL_ATTENTION_PLAN_H */

@@ -1,0 +1,165 @@
+/*
+ * dispatch_test.c - CPU tests of the dispatch table (lib/dispatch.c,
+ * kernels/kernel_list.h) and of the public kernel query: the rows are
+ * well formed, every architecture gets the tile the table promises, AUTO
+ * falls back quietly, and every "no kernel" answer names its reason. On a
+ * machine without a GPU also: the run path answers NO_DEVICE after every
+ * host-side check passed. Run: bazel test //tests:dispatch_test
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lib/internal/dispatch.h"
+#include "lib/internal/problem.h"
+#include "tests/test_util.h"
+
+#define P(addr) ((void *)(uintptr_t)(addr))
+
+static opp_attention_desc_t packed_desc(opp_dtype_t dtype, int32_t d, int32_t dv, opp_algo_t algo) {
+    opp_attention_desc_t desc;
+    opp_attention_desc_init(&desc);
+    desc.q_dtype = desc.k_dtype = desc.v_dtype = desc.out_dtype = dtype;
+    desc.batch = 2;
+    desc.num_heads = 8;
+    desc.kv_num_heads = 2;
+    desc.head_size = d;
+    desc.v_head_size = dv;
+    desc.total_q = desc.total_kv = 100;
+    desc.max_seqlen_q = desc.max_seqlen_kv = 60;
+    desc.algo = algo;
+    return desc;
+}
+
+static opp_attention24_desc_t padded_desc(opp_dtype_t dtype, int32_t d, opp_algo_t algo) {
+    opp_attention24_desc_t desc;
+    opp_attention24_desc_init(&desc);
+    desc.q_dtype = desc.k_dtype = desc.v_dtype = desc.out_dtype = dtype;
+    desc.batch = 2;
+    desc.num_heads = 8;
+    desc.kv_num_heads = 2;
+    desc.head_size = d;
+    desc.q_seqlen = 30;
+    desc.kv_seqlen = 50;
+    desc.algo = algo;
+    return desc;
+}
+
+/* Names are unique, every row fits some architecture's shared memory, its
+ * alignment divides its DMAX, and the rows of one (algo, dtype) family
+ * never shrink DMAX (the first fitting row is the smallest tile). */
+static void test_rows_well_formed(void **state) {
+    (void)state;
+    assert_true(OPP__KERNEL_COUNT > 0);
+    for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
+        const opp__kernel_row_t *r = &opp__kernel_table[i];
+        assert_int_equal(r->id, i);
+        assert_true(r->algo == OPP_ALGO_EXACT || r->algo == OPP_ALGO_FAST);
+        assert_true(r->dmax >= 1 && r->dmax <= OPP_MAX_HEAD_SIZE);
+        assert_true(r->align >= 1 && r->dmax % r->align == 0);
+        assert_true(r->smem_bytes <= opp__arch_smem_limit(90));
+        assert_true(r->bm > 0 && r->bn > 0 && r->threads > 0 && r->threads <= 1024);
+        for (int j = 0; j < i; ++j) {
+            const opp__kernel_row_t *o = &opp__kernel_table[j];
+            assert_string_not_equal(r->name, o->name);
+            if (o->algo == r->algo && o->dtype == r->dtype) {
+                assert_true(o->dmax <= r->dmax);
+            }
+        }
+    }
+    assert_int_equal(opp__arch_smem_limit(75), 0);
+    assert_true(opp__arch_smem_limit(80) > opp__arch_smem_limit(86));
+    assert_true(opp__arch_smem_limit(90) > opp__arch_smem_limit(80));
+}
+
+/* The query names the tile each architecture gets. */
+static void test_query_names_the_kernel(void **state) {
+    (void)state;
+    const char *name = "x";
+    opp_attention_desc_t d = packed_desc(OPP_DTYPE_BF16, 128, 0, OPP_ALGO_EXACT);
+    assert_opp_ok(opp_attention_kernel_query(&d, 90, &name));
+    assert_string_equal(name, "exact_bf16_d128_bm64");
+    assert_opp_ok(opp_attention_kernel_query(&d, 80, &name));
+    assert_string_equal(name, "exact_bf16_d128_bm32");
+    d = packed_desc(OPP_DTYPE_F32, 64, 256, OPP_ALGO_EXACT);
+    assert_opp_ok(opp_attention_kernel_query(&d, 90, &name));
+    assert_string_equal(name, "exact_f32_d256_bm32");
+    opp_attention24_desc_t a = padded_desc(OPP_DTYPE_F16, 96, OPP_ALGO_EXACT);
+    assert_opp_ok(opp_attention24_kernel_query(&a, 90, &name));
+    assert_string_equal(name, "exact_f16_d128_bm64");
+}
+
+/* Every failure has a status and a reason; the name is NULL then. */
+static void test_query_reasons(void **state) {
+    (void)state;
+    const char *name = "x";
+    opp_attention_desc_t d = packed_desc(OPP_DTYPE_BF16, 128, 0, OPP_ALGO_EXACT);
+    assert_opp_status(opp_attention_kernel_query(&d, 75, &name), OPP_STATUS_NOT_SUPPORTED_ARCH,
+                      "compute capability 7.5 is not supported");
+    assert_null(name);
+    assert_opp_status(opp_attention_kernel_query(&d, 0, &name), OPP_STATUS_BAD_PARAM,
+                      "sm_arch = 0");
+    assert_opp_status(opp_attention_kernel_query(&d, 90, NULL), OPP_STATUS_BAD_PARAM_NULL_POINTER,
+                      "kernel_name is NULL");
+    d.head_size = 300;
+    assert_opp_status(opp_attention_kernel_query(&d, 90, &name), OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                      "head_size = 300");
+    d = packed_desc(OPP_DTYPE_F64, 64, 0, OPP_ALGO_EXACT);
+    assert_opp_status(opp_attention_kernel_query(&d, 90, &name), OPP_STATUS_NOT_SUPPORTED_DTYPE,
+                      "f64");
+    /* the query checks the descriptor first, like the run path */
+    d = packed_desc(OPP_DTYPE_BF16, 64, 0, OPP_ALGO_EXACT);
+    d.batch = 0;
+    assert_opp_status(opp_attention_kernel_query(&d, 90, &name), OPP_STATUS_BAD_PARAM_BATCH,
+                      "batch = 0");
+    opp_attention24_desc_t a = padded_desc(OPP_DTYPE_F16, 64, OPP_ALGO_EXACT);
+    a.input_rank = 5;
+    assert_opp_status(opp_attention24_kernel_query(&a, 90, &name), OPP_STATUS_BAD_PARAM_SHAPE,
+                      "input_rank = 5");
+}
+
+/* AUTO resolves to a row of some family on every supported architecture
+ * and records no error on the way (a FAST miss is not an error). */
+static void test_auto_resolves_quietly(void **state) {
+    (void)state;
+    const int32_t sms[2] = {80, 90};
+    for (int s = 0; s < 2; ++s) {
+        opp_attention_desc_t d = packed_desc(OPP_DTYPE_F16, 64, 0, OPP_ALGO_AUTO);
+        opp__problem_t p;
+        assert_opp_ok(opp__problem_from_desc(&d, &p));
+        const opp__kernel_row_t *row = NULL;
+        opp_test_clear_last_error_();
+        assert_opp_ok(opp__dispatch_select(&p, sms[s], &row));
+        assert_non_null(row);
+        assert_string_equal(opp_last_error_message(), "");
+    }
+}
+
+/* Without a GPU, a run whose every host-side check passes says NO_DEVICE
+ * (not CUDA_ERROR); with one, this test has nothing to check. */
+static void test_run_without_device_is_no_device(void **state) {
+    (void)state;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
+        skip();
+    }
+    int32_t sm = -1;
+    assert_opp_status(opp_device_sm_arch(&sm), OPP_STATUS_NO_DEVICE, "no CUDA device");
+    assert_opp_status(opp_device_sm_arch(NULL), OPP_STATUS_BAD_PARAM_NULL_POINTER, "sm_arch");
+    opp_attention_desc_t d = packed_desc(OPP_DTYPE_BF16, 128, 0, OPP_ALGO_AUTO);
+    const opp_varlen_t vl = {(const int32_t *)P(0x1000), (const int32_t *)P(0x2000)};
+    void *t = P(0x10000);
+    assert_opp_status(opp_packed_attention_fwd(&d, &vl, t, t, t, t, P(0x20000), 256, NULL),
+                      OPP_STATUS_NO_DEVICE, "no CUDA device");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rows_well_formed),
+        cmocka_unit_test(test_query_names_the_kernel),
+        cmocka_unit_test(test_query_reasons),
+        cmocka_unit_test(test_auto_resolves_quietly),
+        cmocka_unit_test(test_run_without_device_is_no_device),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
