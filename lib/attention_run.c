@@ -76,6 +76,15 @@ static opp_status_t name_device(opp_status_t st, int device) {
 
 // --- the run path
 
+opp_status_t opp__attention_run_row(const opp__problem_t *p, const opp__kernel_row_t *row,
+                                    void *workspace, size_t workspace_bytes,
+                                    struct CUstream_st *stream) {
+    opp__plan_t plan;
+    OPP_TRY(opp__plan_bind(p, workspace, workspace_bytes, &plan));
+    OPP_TRY(opp__varlen_guard_launch(p, plan.guard_record, stream));
+    return launchers[row->id](p, row, &plan, stream);
+}
+
 opp_status_t opp__attention_run(const opp__problem_t *p, void *workspace, size_t workspace_bytes,
                                 struct CUstream_st *stream) {
     opp__plan_t plan;
@@ -88,6 +97,5 @@ opp_status_t opp__attention_run(const opp__problem_t *p, void *workspace, size_t
     if (st != OPP_STATUS_SUCCESS) {
         return name_device(st, device);
     }
-    OPP_TRY(opp__varlen_guard_launch(p, plan.guard_record, stream));
-    return launchers[row->id](p, row, &plan, stream);
+    return opp__attention_run_row(p, row, workspace, workspace_bytes, stream);
 }

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "lib/internal/dispatch.h"
 #include "lib/internal/problem.h"
 
 #ifdef __cplusplus
@@ -26,6 +27,16 @@ struct CUstream_st;
  *           it); CUDA_ERROR. */
 opp_status_t opp__attention_run(const opp__problem_t *p, void *workspace, size_t workspace_bytes,
                                 struct CUstream_st *stream);
+
+/*! opp__attention_run_row() :
+ * The run path with the kernel chosen by the caller instead of the table:
+ * plan, guard, then row's launch function. For tests that run every row
+ * that fits the device (e.g. an sm_80 tile on an H200); the row's shared
+ * memory must fit the device (else CUDA_ERROR from the launch).
+ * @return : as opp__attention_run(). */
+opp_status_t opp__attention_run_row(const opp__problem_t *p, const opp__kernel_row_t *row,
+                                    void *workspace, size_t workspace_bytes,
+                                    struct CUstream_st *stream);
 
 /*! opp__device_sm() :
  * The current device's index and compute capability (major * 10 + minor),
