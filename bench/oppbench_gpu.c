@@ -1,6 +1,6 @@
 /*
  * oppbench_gpu.c - the GPU side of bench/oppbench: for one workload, build
- * the logical batch (tests/logical_batch.h), upload its packed and padded
+ * the logical batch (harness/logical_batch.h), upload its packed and padded
  * (4D, finite poison) representations, VALIDATE the exact packed kernel
  * (opp_packed_attention_fwd) against the cuBLAS padded Attention-24
  * reference (opp_ref_gpu_attention24) - bit-identical for f16/bf16, <= 1 ulp
@@ -18,10 +18,10 @@
 #include <time.h>
 
 #include "bench/oppbench.h"
+#include "harness/compare.h"
+#include "harness/logical_batch.h"
 #include "lib/oppacked.h"
 #include "reference/opp_reference_gpu.h"
-#include "tests/compare.h"
-#include "tests/logical_batch.h"
 
 #define CUDA_CHECK(call)                                                                   \
     do {                                                                                   \

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/naive_model.h"
 #include "reference/opp_reference.h"
-#include "tests/naive_model.h"
 #include "tests/test_util.h"
 
 typedef struct a24_case {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/onnx_attention_case.h"
+#include "harness/onnx_attention_case.h"
 #include "tests/test_util.h"
 
 /* One case: 0 identical, 1 f32 within 1 ulp, 2 failed; line says why. */

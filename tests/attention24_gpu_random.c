@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/compare.h"
 #include "numerics/fp_convert.h"
 #include "tests/attention24_gpu_cases.h"
-#include "tests/compare.h"
 #include "tests/test_util.h"
 
 static uint64_t next_u64(uint64_t *state) {

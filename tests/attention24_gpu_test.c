@@ -28,12 +28,12 @@
 #include <string.h>
 
 #include "bench/workloads.h"
+#include "harness/compare.h"
+#include "harness/logical_batch.h"
 #include "reference/attention24_gpu_internal.h"
 #include "tests/attention24_gpu_cases.h"
 #include "tests/attention24_gpu_run.h"
-#include "tests/compare.h"
 #include "tests/gpu_util.h"
-#include "tests/logical_batch.h"
 
 static opp_ref_gpu_t *g_ref;
 static cudaStream_t g_stream;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/onnx_attention_case.h"
+#include "harness/onnx_attention_case.h"
 #include "tests/test_util.h"
 
 #define MIN_CASES 66

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/logical_batch.h"
 #include "lib/oppacked.h"
-#include "tests/logical_batch.h"
 
 struct CUstream_st;
 

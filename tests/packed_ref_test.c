@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/logical_batch.h"
+#include "harness/naive_model.h"
 #include "numerics/fp_convert.h"
 #include "reference/opp_reference.h"
-#include "tests/logical_batch.h"
-#include "tests/naive_model.h"
 #include "tests/test_util.h"
 
 static const opp_dtype_t k_dtypes[3] = {OPP_DTYPE_F32, OPP_DTYPE_F16, OPP_DTYPE_BF16};

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "harness/compare.h"
 #include "lib/internal/check.h"
-#include "tests/compare.h"
 #include "tests/test_util.h"
 
 // --- status assertions

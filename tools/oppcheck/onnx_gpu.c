@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/onnx_attention_case.h"
 #include "reference/opp_reference_gpu.h"
-#include "tests/onnx_attention_case.h"
 #include "tools/oppcheck/gpu_common.h"
 #include "tools/oppcheck/oppcheck.h"
 

@@ -6,7 +6,7 @@
  * Randomness is splitmix64 (no libm, no global state), so a seed gives the
  * same batch on every machine.
  */
-#include "tests/logical_batch.h"
+#include "harness/logical_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
