@@ -21,9 +21,9 @@
 
 #include "bench/oppbench.h"
 #include "harness/compare.h"
-#include "harness/gpu_run.h"
+#include "harness/gpu_a24.h"
+#include "harness/gpu_packed.h"
 #include "harness/gpu_status.h"
-#include "harness/gpu_tensors.h"
 #include "harness/gpu_timer.h"
 #include "harness/logical_batch.h"
 #include "lib/oppacked.h"

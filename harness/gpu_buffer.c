@@ -30,6 +30,15 @@ cudaError_t opp_hgpu_free(const void *ptr) {
     return ptr != NULL ? cudaFree((void *)ptr) : cudaSuccess;
 }
 
+cudaError_t opp_hgpu_free_all(const void *const *ptrs, size_t n) {
+    cudaError_t first = cudaSuccess;
+    for (size_t i = 0; i < n; ++i) {
+        const cudaError_t err = opp_hgpu_free(ptrs[i]);
+        first = first != cudaSuccess ? first : err;
+    }
+    return first;
+}
+
 void opp_hgpu_h2d(void *dst, const void *src, size_t bytes) {
     if (bytes > 0) {
         check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D", bytes,

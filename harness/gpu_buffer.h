@@ -41,6 +41,10 @@ void *opp_hgpu_alloc(size_t bytes);
  * @return : cudaFree's error (cudaSuccess for NULL). */
 cudaError_t opp_hgpu_free(const void *ptr);
 
+/* opp_hgpu_free() of each of n pointers (NULL entries allowed).
+ * @return : the first error. */
+cudaError_t opp_hgpu_free_all(const void *const *ptrs, size_t n);
+
 /* Synchronous copies and fills of bytes (0 bytes: nothing happens). */
 void opp_hgpu_h2d(void *dst, const void *src, size_t bytes);
 void opp_hgpu_d2h(void *dst, const void *src, size_t bytes);

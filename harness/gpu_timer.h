@@ -6,9 +6,9 @@
  * call enqueued, not host time). Host C against the CUDA runtime API.
  *
  * A call is a function of one context pointer returning a status
- * (opp_hgpu_run_fn: harness/gpu_run.h has the library's and the
- * reference's), so a timer can repeat it. A failed CUDA call goes to the
- * process's handler (harness/gpu_status.h).
+ * (opp_hgpu_run_fn: harness/gpu_packed.h has the library's entries,
+ * harness/gpu_a24.h the reference), so a timer can repeat it. A failed
+ * CUDA call goes to the process's handler (harness/gpu_status.h).
  */
 #ifndef OPP_HARNESS_GPU_TIMER_H
 #define OPP_HARNESS_GPU_TIMER_H

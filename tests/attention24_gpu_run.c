@@ -1,7 +1,7 @@
 /*
  * attention24_gpu_run.c - host-tensor wrapper around the cuBLAS
  * Attention-24 reference for tests (see attention24_gpu_run.h). Uploads,
- * poison, downloads and timing are the harness's (harness/gpu_tensors.h,
+ * poison, downloads and timing are the harness's (harness/gpu_a24.h,
  * gpu_timer.h); this file adds the CMocka checks.
  */
 #include "tests/attention24_gpu_run.h"
@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/gpu_run.h"
+#include "harness/gpu_a24.h"
 #include "harness/gpu_status.h"
-#include "harness/gpu_tensors.h"
 #include "harness/gpu_timer.h"
 #include "tests/gpu_util.h"
 

@@ -10,7 +10,7 @@
  * attn_mask prod(mask_dims) (bool: 1 byte), nonpad [B] int64,
  * Y [B, Hq, S_q, Dv], present_* [B, Hkv, T, D|Dv], qk [B, Hq, S_q, T].
  * Test-only: CUDA failures fail the current CMocka test. The device side
- * is the harness's (harness/gpu_tensors.h, gpu_timer.h).
+ * is the harness's (harness/gpu_a24.h, gpu_timer.h).
  */
 #ifndef OPP_TESTS_ATTENTION24_GPU_RUN_H
 #define OPP_TESTS_ATTENTION24_GPU_RUN_H

@@ -1,6 +1,6 @@
 /*
  * exact_gpu_util.c - see exact_gpu_util.h. The device side is the
- * harness's (harness/gpu_tensors.h, gpu_run.h); this file adds the CMocka
+ * harness's (harness/gpu_packed.h); this file adds the CMocka
  * checks.
  */
 #include "tests/exact_gpu_util.h"
@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/gpu_run.h"
 #include "harness/gpu_status.h"
 #include "reference/opp_reference.h"
 #include "tests/gpu_util.h"

@@ -5,7 +5,7 @@
  *
  *   out [total_q, Hq, Dv] in the batch's dtype (host, malloc'ed; free()).
  *
- * The device side is the harness's (harness/gpu_tensors.h): device buffers
+ * The device side is the harness's (harness/gpu_packed.h): device buffers
  * come from cudaMalloc (256-byte aligned); the device output
  * is poisoned with NaN before every run, so an element the kernel does not
  * write can never match a finite reference value. Every helper fails the
@@ -17,13 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "harness/gpu_tensors.h"
+#include "harness/gpu_packed.h"
 #include "harness/logical_batch.h"
 #include "lib/oppacked.h"
 
 struct CUstream_st;
 
-/* The packed batch on the device (harness/gpu_tensors.h). */
+/* The packed batch on the device (harness/gpu_packed.h). */
 typedef opp_hgpu_packed_t opp_test_packed_dev_t;
 
 /* Environment integer, or fallback when unset or empty. */

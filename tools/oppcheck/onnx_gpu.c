@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/gpu_run.h"
+#include "harness/gpu_a24.h"
+#include "harness/gpu_packed.h"
 #include "harness/gpu_status.h"
-#include "harness/gpu_tensors.h"
 #include "harness/gpu_timer.h"
 #include "harness/onnx_attention_case.h"
 #include "reference/opp_reference_gpu.h"

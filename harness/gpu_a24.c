@@ -1,63 +1,16 @@
 /*
- * gpu_tensors.c - the packed batch and the Attention-24 tensors on the
- * device: upload, poisoned outputs, download, free (see gpu_tensors.h).
+ * gpu_a24.c - the Attention-24 tensors on the device (upload, poisoned
+ * outputs, download, free) and the cuBLAS reference as a call (see
+ * gpu_a24.h).
  */
-#include "harness/gpu_tensors.h"
+#include "harness/gpu_a24.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness/gpu_status.h"
 
-// --- packed
-
-size_t opp_hgpu_out_elems(const opp_lb_t *lb) {
-    return (size_t)lb->total_q * (size_t)lb->num_heads * (size_t)lb->v_head_size;
-}
-
-opp_status_t opp_hgpu_packed_upload(const opp_lb_t *lb, opp_hgpu_poison_t poison,
-                                    opp_hgpu_packed_t *dev) {
-    const size_t es = opp_dtype_size(lb->dtype);
-    const size_t qb = (size_t)lb->total_q * (size_t)lb->num_heads * (size_t)lb->head_size * es;
-    const size_t kb = (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->head_size * es;
-    const size_t vb =
-        (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->v_head_size * es;
-    const size_t cb = ((size_t)lb->batch + 1) * sizeof(int32_t);
-    memset(dev, 0, sizeof(*dev));
-    dev->q = opp_hgpu_upload(lb->q, qb);
-    dev->k = opp_hgpu_upload(lb->k, kb);
-    dev->v = opp_hgpu_upload(lb->v, vb);
-    dev->cu_q = opp_hgpu_upload(lb->cu_q, cb);
-    dev->cu_kv = opp_hgpu_upload(lb->cu_kv, cb);
-    dev->out_bytes = opp_hgpu_out_elems(lb) * es;
-    dev->out = opp_hgpu_alloc_poisoned(opp_hgpu_out_elems(lb), lb->dtype, poison);
-    opp_attention_desc_t desc;
-    opp_lb_packed_desc(lb, &desc);
-    const opp_status_t st = opp_packed_attention_workspace_size(&desc, &dev->workspace_bytes);
-    if (st == OPP_STATUS_SUCCESS) {
-        dev->workspace = opp_hgpu_alloc(dev->workspace_bytes);
-    }
-    return st;
-}
-
-/* Frees each of n device pointers; the first error. */
-static cudaError_t free_all(const void *const *ptrs, size_t n) {
-    cudaError_t first = cudaSuccess;
-    for (size_t i = 0; i < n; ++i) {
-        const cudaError_t err = opp_hgpu_free(ptrs[i]);
-        first = first != cudaSuccess ? first : err;
-    }
-    return first;
-}
-
-cudaError_t opp_hgpu_packed_free(opp_hgpu_packed_t *dev) {
-    const void *all[] = {dev->q, dev->k, dev->v, dev->out, dev->cu_q, dev->cu_kv, dev->workspace};
-    const cudaError_t err = free_all(all, sizeof(all) / sizeof(all[0]));
-    memset(dev, 0, sizeof(*dev));
-    return err;
-}
-
-// --- Attention-24
+// --- the tensors on the device
 
 /* A device copy of an input the host has (NULL: absent, stays NULL). */
 static void *device_input(const void *host, size_t bytes) {
@@ -121,7 +74,7 @@ cudaError_t opp_hgpu_a24_free(opp_ref_attention24_tensors_t *dev) {
                          dev->present_key,
                          dev->present_value,
                          dev->qk_matmul_output};
-    const cudaError_t err = free_all(all, sizeof(all) / sizeof(all[0]));
+    const cudaError_t err = opp_hgpu_free_all(all, sizeof(all) / sizeof(all[0]));
     memset(dev, 0, sizeof(*dev));
     return err;
 }
@@ -139,4 +92,12 @@ int64_t *opp_hgpu_upload_full_nonpad(int32_t batch, int64_t kv_seqlen) {
     int64_t *dev = opp_hgpu_upload(host, bytes);
     free(host);
     return dev;
+}
+
+// --- the cuBLAS reference as a call
+
+opp_status_t opp_hgpu_ref_run(void *ref_call) {
+    const opp_hgpu_ref_call_t *c = ref_call;
+    return opp_ref_gpu_attention24(c->ref, c->desc, c->dev, c->workspace, c->workspace_bytes,
+                                   c->stream);
 }
