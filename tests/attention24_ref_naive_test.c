@@ -1,7 +1,7 @@
 /*
  * attention24_ref_naive_test.c - the CPU Attention-24 reference
  * (opp_ref_attention24) against the independent naive long double model
- * (tests/naive_model.h) on random small cases that use every option at once
+ * (harness/naive_model.h) on random small cases that use every option at once
  * (bool/float masks of every rank, broadcast and short; past; nonpad;
  * causal; softcap; scale; 3D/4D; f32/f16/bf16; qk modes 0-3; present_*),
  * and every way to call it wrongly (status AND message, nothing written).

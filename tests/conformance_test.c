@@ -8,7 +8,7 @@
  * (//testdata:onnx_conformance), else testdata/onnx-attention-conformance
  * relative to the current directory. The group FAILS when the folder is
  * missing or holds fewer than 66 cases: this test never passes having read
- * nothing. Also checks the case mapping (tests/onnx_attention_case.h) rejects
+ * nothing. Also checks the case mapping (harness/onnx_attention_case.h) rejects
  * what it must and that the comparison catches a one-bit change.
  */
 #include <stdio.h>

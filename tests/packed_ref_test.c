@@ -5,7 +5,7 @@
  * tail-aligned causal (pinned row by row against truncated non-causal runs),
  * negative causal offsets, empty sequences, repeat-interleave GQA, the
  * default scale, agreement with the independent long double model of
- * tests/naive_model.h on generated batches, and validation errors.
+ * harness/naive_model.h on generated batches, and validation errors.
  *
  * Layout: q [total_q, Hq, D], k [total_kv, Hkv, D], v [total_kv, Hkv, Dv],
  * out [total_q, Hq, Dv]. Environment: OPP_PACKED_NAIVE_BATCHES (default 200).

@@ -1,6 +1,6 @@
 /*
  * test_util.c - status assertions and bit / ulp comparators for CMocka
- * tests (see test_util.h). The comparators forward to tests/compare.c
+ * tests (see test_util.h). The comparators forward to harness/compare.c
  * (shared with the tools), which reports mismatches on stderr.
  */
 #include <math.h>
