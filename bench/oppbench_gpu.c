@@ -1,6 +1,6 @@
 /*
  * oppbench_gpu.c - the GPU side of bench/oppbench: for one workload, build
- * the logical batch (tests/logical_batch.h), upload its packed and padded
+ * the logical batch (harness/logical_batch.h), upload its packed and padded
  * (4D, finite poison) representations, VALIDATE the exact packed kernel
  * (opp_packed_attention_fwd) against the cuBLAS padded Attention-24
  * reference (opp_ref_gpu_attention24) - bit-identical for f16/bf16, <= 1 ulp
@@ -9,6 +9,8 @@
  * repetitions, each preceded by an L2 flush outside the timed region.
  *
  * Every CUDA call is checked and exits on error (bench code, STYLE.md §6).
+ * Uploads, poison, the two implementations as calls and their event timing
+ * are the harness's (harness/gpu_*.h), shared with the tests and oppcheck.
  * Build and run: see bench/README.md.
  */
 #include <cuda_runtime_api.h>
@@ -18,33 +20,35 @@
 #include <time.h>
 
 #include "bench/oppbench.h"
+#include "harness/compare.h"
+#include "harness/gpu_a24.h"
+#include "harness/gpu_packed.h"
+#include "harness/gpu_status.h"
+#include "harness/gpu_timer.h"
+#include "harness/logical_batch.h"
 #include "lib/oppacked.h"
 #include "reference/opp_reference_gpu.h"
-#include "tests/compare.h"
-#include "tests/logical_batch.h"
-
-#define CUDA_CHECK(call)                                                                   \
-    do {                                                                                   \
-        const cudaError_t e_ = (call);                                                     \
-        if (e_ != cudaSuccess) {                                                           \
-            BENCH_DIE("%s: %s (%s)", #call, cudaGetErrorName(e_), cudaGetErrorString(e_)); \
-        }                                                                                  \
-    } while (0)
 
 static struct {
     cudaStream_t stream;
-    cudaEvent_t ev0, ev1;
+    opp_hgpu_timer_t timer;
     void *flush;
     size_t flush_bytes;
     unsigned flushes;
     opp_ref_gpu_t *ref;
 } g;
 
-typedef opp_status_t (*run_fn)(void *job);
-
 // --- setup
 
+/* A failed CUDA call (here or in the harness) ends oppbench. */
+static void die_on_cuda(const char *what, cudaError_t err, const char *file, int line) {
+    fprintf(stderr, "oppbench: fatal: %s: %s (%s) (%s:%d)\n", what, cudaGetErrorName(err),
+            cudaGetErrorString(err), file, line);
+    exit(2);
+}
+
 void bench_gpu_init(const bench_opts_t *o) {
+    opp_hgpu_set_fail_handler(die_on_cuda);
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
@@ -53,14 +57,14 @@ void bench_gpu_init(const bench_opts_t *o) {
     }
     int dev = 0, clock_khz = 0, mem_khz = 0, drv = 0, rt = 0;
     struct cudaDeviceProp p;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+    OPP_HGPU_CHECK(cudaGetDevice(&dev));
+    OPP_HGPU_CHECK(cudaGetDeviceProperties(&p, dev));
     if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess) {
         (void)cudaGetLastError();
     }
-    CUDA_CHECK(cudaDriverGetVersion(&drv));
-    CUDA_CHECK(cudaRuntimeGetVersion(&rt));
+    OPP_HGPU_CHECK(cudaDriverGetVersion(&drv));
+    OPP_HGPU_CHECK(cudaRuntimeGetVersion(&rt));
     printf("device %d: %s, sm_%d%d, %d SMs, max SM clock %.0f MHz, memory clock %.0f MHz, "
            "bus %d bit, L2 %.1f MiB, memory %.1f GiB\n",
            dev, p.name, p.major, p.minor, p.multiProcessorCount, clock_khz / 1e3, mem_khz / 1e3,
@@ -74,10 +78,9 @@ void bench_gpu_init(const bench_opts_t *o) {
             g.flush_bytes = (size_t)p.l2CacheSize * 4;
         }
     }
-    CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreate(&g.ev0));
-    CUDA_CHECK(cudaEventCreate(&g.ev1));
-    CUDA_CHECK(cudaMalloc(&g.flush, g.flush_bytes));
+    OPP_HGPU_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
+    opp_hgpu_timer_init(&g.timer);
+    OPP_HGPU_CHECK(cudaMalloc(&g.flush, g.flush_bytes));
     const opp_status_t st = opp_ref_gpu_create(&g.ref);
     if (st != OPP_STATUS_SUCCESS) {
         BENCH_DIE("opp_ref_gpu_create: %s: %s", opp_status_name(st), opp_last_error_message());
@@ -89,19 +92,9 @@ void bench_gpu_init(const bench_opts_t *o) {
 
 void bench_gpu_shutdown(void) {
     opp_ref_gpu_destroy(g.ref);
-    CUDA_CHECK(cudaFree(g.flush));
-    CUDA_CHECK(cudaEventDestroy(g.ev0));
-    CUDA_CHECK(cudaEventDestroy(g.ev1));
-    CUDA_CHECK(cudaStreamDestroy(g.stream));
-}
-
-static void *dev_upload(const void *src, size_t bytes) {
-    void *d = NULL;
-    CUDA_CHECK(cudaMalloc(&d, bytes > 0 ? bytes : 256));
-    if (src != NULL && bytes > 0) {
-        CUDA_CHECK(cudaMemcpy(d, src, bytes, cudaMemcpyHostToDevice));
-    }
-    return d;
+    OPP_HGPU_CHECK(cudaFree(g.flush));
+    opp_hgpu_timer_destroy(&g.timer);
+    OPP_HGPU_CHECK(cudaStreamDestroy(g.stream));
 }
 
 static void *host_alloc(size_t bytes) {
@@ -118,45 +111,13 @@ static double wall_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-// --- the two implementations
-
-typedef struct exact_job {
-    const opp_attention_desc_t *desc;
-    opp_varlen_t varlen;
-    const void *q, *k, *v;
-    void *out, *ws;
-    size_t ws_bytes;
-} exact_job_t;
-
-static opp_status_t run_exact(void *job) {
-    const exact_job_t *j = job;
-    return opp_packed_attention_fwd(j->desc, &j->varlen, j->q, j->k, j->v, j->out, j->ws,
-                                    j->ws_bytes, g.stream);
-}
-
-typedef struct cublas_job {
-    const opp_ref_attention24_desc_t *desc;
-    opp_ref_attention24_tensors_t t;
-    void *ws;
-    size_t ws_bytes;
-} cublas_job_t;
-
-static opp_status_t run_cublas(void *job) {
-    const cublas_job_t *j = job;
-    return opp_ref_gpu_attention24(g.ref, j->desc, &j->t, j->ws, j->ws_bytes, g.stream);
-}
-
 /* One run bracketed by events (after an L2 flush outside them); *ms is the
  * event time. Returns the run's status. */
-static opp_status_t timed_run(run_fn fn, void *job, double *ms) {
-    CUDA_CHECK(cudaMemsetAsync(g.flush, (int)(g.flushes++ & 0xff), g.flush_bytes, g.stream));
-    CUDA_CHECK(cudaEventRecord(g.ev0, g.stream));
-    const opp_status_t st = fn(job);
-    CUDA_CHECK(cudaEventRecord(g.ev1, g.stream));
-    CUDA_CHECK(cudaEventSynchronize(g.ev1));
-    CUDA_CHECK(cudaGetLastError());
+static opp_status_t timed_run(opp_hgpu_run_fn fn, void *job, double *ms) {
+    OPP_HGPU_CHECK(cudaMemsetAsync(g.flush, (int)(g.flushes++ & 0xff), g.flush_bytes, g.stream));
     float f = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&f, g.ev0, g.ev1));
+    const opp_status_t st = opp_hgpu_timer_run(&g.timer, fn, job, g.stream, &f);
+    OPP_HGPU_CHECK(cudaGetLastError());
     *ms = f;
     return st;
 }
@@ -174,7 +135,7 @@ static void fail_row(bench_result_t *r, const char *what, opp_status_t st) {
 }
 
 /* Warm-up runs then repetitions of fn; first_ms is the validation run. */
-static void time_impl(const bench_opts_t *o, run_fn fn, void *job, double first_ms,
+static void time_impl(const bench_opts_t *o, opp_hgpu_run_fn fn, void *job, double first_ms,
                       bench_result_t *r) {
     const double limit_ms = o->max_seconds * 1e3;
     double ms = first_ms, spent = 0.0;
@@ -331,7 +292,7 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, bench_result_t
         BENCH_DIE("out of host memory for the padded representation of %s", w->name);
     }
     const size_t es = opp_dtype_size(lb.dtype);
-    const size_t n_out = (size_t)lb.total_q * (size_t)lb.num_heads * (size_t)lb.v_head_size;
+    const size_t n_out = opp_hgpu_out_elems(&lb);
     printf("  batch: B=%d total_q=%lld total_kv=%lld max L_q=%d max L_kv=%d, padded S_q=%d "
            "S_kv=%d, %.2f GFLOP (built in %.1f s)\n",
            (int)lb.batch, (long long)lb.total_q, (long long)lb.total_kv, (int)lb.max_lq,
@@ -359,48 +320,39 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, bench_result_t
     printf("  workspace: exact %zu bytes (%.1f MiB), cublas %zu bytes (%.1f MiB)\n", ws_exact,
            (double)ws_exact / 1048576.0, ws_ref, (double)ws_ref / 1048576.0);
 
-    exact_job_t ej = {&desc, {NULL, NULL}, NULL, NULL, NULL, NULL, NULL, ws_exact};
-    const size_t nb = (size_t)lb.batch + 1;
-    ej.varlen.cu_seqlens_q = dev_upload(lb.cu_q, nb * sizeof(int32_t));
-    ej.varlen.cu_seqlens_kv = dev_upload(lb.cu_kv, nb * sizeof(int32_t));
-    ej.q = dev_upload(lb.q, (size_t)lb.total_q * lb.num_heads * lb.head_size * es);
-    ej.k = dev_upload(lb.k, (size_t)lb.total_kv * lb.kv_num_heads * lb.head_size * es);
-    ej.v = dev_upload(lb.v, (size_t)lb.total_kv * lb.kv_num_heads * lb.v_head_size * es);
-    ej.out = dev_upload(NULL, n_out * es);
-    ej.ws = dev_upload(NULL, ws_exact);
-    cublas_job_t cj;
-    memset(&cj, 0, sizeof cj);
-    cj.desc = &pad.desc;
-    cj.t.q = dev_upload(pad.q, pad.q_elems * es);
-    cj.t.k = dev_upload(pad.k, pad.k_elems * es);
-    cj.t.v = dev_upload(pad.v, pad.v_elems * es);
-    cj.t.nonpad_kv_seqlen = dev_upload(pad.nonpad, (size_t)lb.batch * sizeof(int64_t));
-    cj.t.y = dev_upload(pad.y, pad.y_elems * es); /* NaN-poisoned on the host */
-    cj.ws = dev_upload(NULL, ws_ref);
-    cj.ws_bytes = ws_ref;
+    opp_hgpu_packed_t packed; /* out: all-ones bytes, NaN in every dtype */
+    st = opp_hgpu_packed_upload(&lb, OPP_HGPU_POISON_ONES, &packed);
+    if (st != OPP_STATUS_SUCCESS) {
+        BENCH_DIE("opp_packed_attention_workspace_size: %s: %s", opp_status_name(st),
+                  opp_last_error_message());
+    }
+    opp_hgpu_packed_call_t ej = {desc, &packed, g.stream};
+    const opp_ref_attention24_tensors_t host_padded = opp_lb_padded_tensors(&pad);
+    opp_ref_attention24_tensors_t padded; /* y: the dtype's NaN */
+    opp_hgpu_a24_upload(&pad.desc, &host_padded, OPP_HGPU_POISON_NAN, &padded);
+    opp_hgpu_ref_call_t cj = {g.ref, &pad.desc, &padded, opp_hgpu_alloc(ws_ref), ws_ref, g.stream};
     /* cudaMemcpy from pageable memory may return before its DMA is done, and
      * the legacy stream does not order g.stream (non-blocking): wait here. */
-    CUDA_CHECK(cudaDeviceSynchronize());
+    OPP_HGPU_CHECK(cudaDeviceSynchronize());
 
     /* Validate before timing: one run of each, then compare on the host. */
     void *h_exact = host_alloc(n_out * es), *h_ref = host_alloc(n_out * es);
     void *h_y = host_alloc(pad.y_elems * es + 1);
     double ms_ref = 0.0, ms_exact = 0.0;
     int ok = 0;
-    CUDA_CHECK(cudaMemsetAsync(ej.out, 0xff, n_out * es, g.stream)); /* NaN in every dtype */
-    if ((st = timed_run(run_cublas, &cj, &ms_ref)) != OPP_STATUS_SUCCESS) {
+    if ((st = timed_run(opp_hgpu_ref_run, &cj, &ms_ref)) != OPP_STATUS_SUCCESS) {
         fail_row(&res[0], "cublas reference run", st);
         fail_row(&res[1], "cublas reference run", st);
-    } else if ((st = timed_run(run_exact, &ej, &ms_exact)) != OPP_STATUS_SUCCESS) {
+    } else if ((st = timed_run(opp_hgpu_packed_run, &ej, &ms_exact)) != OPP_STATUS_SUCCESS) {
         fail_row(&res[0], "exact kernel run", st);
         fail_row(&res[1], "exact kernel run", st);
-    } else if ((st = opp_packed_attention_device_status(ej.ws, ws_exact, g.stream)) !=
+    } else if ((st = opp_packed_attention_device_status(packed.workspace, ws_exact, g.stream)) !=
                OPP_STATUS_SUCCESS) {
         fail_row(&res[0], "exact kernel device status", st);
         fail_row(&res[1], "exact kernel device status", st);
     } else {
-        CUDA_CHECK(cudaMemcpy(h_exact, ej.out, n_out * es, cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(h_y, cj.t.y, pad.y_elems * es, cudaMemcpyDeviceToHost));
+        opp_hgpu_d2h(h_exact, packed.out, n_out * es);
+        opp_hgpu_d2h(h_y, padded.y, pad.y_elems * es);
         opp_lb_padded_valid_rows(&lb, &pad, h_y, h_ref);
         ok = validate_l3(h_exact, h_ref, n_out, lb.dtype, w->name, res);
         if (ok && o->cpu_ref_max_gflop > 0.0 && flops / 1e9 <= o->cpu_ref_max_gflop) {
@@ -412,7 +364,7 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, bench_result_t
     fflush(stdout);
 
     /* Time what was asked for; then the output must not have changed. */
-    run_fn fns[2] = {run_exact, run_cublas};
+    opp_hgpu_run_fn fns[2] = {opp_hgpu_packed_run, opp_hgpu_ref_run};
     void *jobs[2] = {&ej, &cj};
     const double first[2] = {ms_exact, ms_ref};
     const int want[2] = {o->impl_exact, o->impl_cublas};
@@ -429,7 +381,7 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, bench_result_t
     }
     if (ok && o->impl_exact && res[0].validated) {
         void *again = host_alloc(n_out * es);
-        CUDA_CHECK(cudaMemcpy(again, ej.out, n_out * es, cudaMemcpyDeviceToHost));
+        opp_hgpu_d2h(again, packed.out, n_out * es);
         if (memcmp(again, h_exact, n_out * es) != 0) {
             res[0].validated = 0;
             snprintf(res[0].validation, sizeof res[0].validation,
@@ -439,7 +391,7 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, bench_result_t
     }
     if (ok && o->impl_cublas && res[1].validated) {
         void *again = host_alloc(n_out * es);
-        CUDA_CHECK(cudaMemcpy(h_y, cj.t.y, pad.y_elems * es, cudaMemcpyDeviceToHost));
+        opp_hgpu_d2h(h_y, padded.y, pad.y_elems * es);
         opp_lb_padded_valid_rows(&lb, &pad, h_y, again);
         if (memcmp(again, h_ref, n_out * es) != 0) {
             res[1].validated = 0;
@@ -449,22 +401,9 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, bench_result_t
         free(again);
     }
 
-    const void *dev_ptrs[] = {ej.varlen.cu_seqlens_q,
-                              ej.varlen.cu_seqlens_kv,
-                              ej.q,
-                              ej.k,
-                              ej.v,
-                              ej.out,
-                              ej.ws,
-                              cj.t.q,
-                              cj.t.k,
-                              cj.t.v,
-                              cj.t.nonpad_kv_seqlen,
-                              cj.t.y,
-                              cj.ws};
-    for (size_t i = 0; i < sizeof dev_ptrs / sizeof dev_ptrs[0]; ++i) {
-        CUDA_CHECK(cudaFree((void *)dev_ptrs[i]));
-    }
+    OPP_HGPU_CHECK(opp_hgpu_packed_free(&packed));
+    OPP_HGPU_CHECK(opp_hgpu_a24_free(&padded));
+    OPP_HGPU_CHECK(opp_hgpu_free(cj.workspace));
     free(h_exact);
     free(h_ref);
     free(h_y);

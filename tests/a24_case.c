@@ -8,25 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/rng.h"
 #include "numerics/fp_convert.h"
 
 uint64_t a24_rand_u64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return opp_rng_u64(state);
 }
 
 int32_t a24_rand_int(uint64_t *state, int32_t lo, int32_t hi) {
-    return lo + (int32_t)(a24_rand_u64(state) % (uint64_t)(hi - lo + 1));
-}
-
-static double rand_normalish(uint64_t *state) {
-    double s = 0.0;
-    for (int i = 0; i < 4; ++i) {
-        s += (double)(a24_rand_u64(state) >> 11) * 0x1.0p-53;
-    }
-    return (s - 2.0) * 1.7320508075688772;
+    return opp_rng_int(state, lo, hi);
 }
 
 int64_t a24_total(const opp_ref_attention24_desc_t *d) {
@@ -39,7 +29,7 @@ static void *alloc_elems(size_t n, size_t esize) {
 
 static void fill_random(void *dst, size_t n, opp_dtype_t dtype, double amplitude, uint64_t *st) {
     for (size_t i = 0; i < n; ++i) {
-        opp__store_elem(dst, i, (int)dtype, amplitude * rand_normalish(st));
+        opp__store_elem(dst, i, (int)dtype, amplitude * opp_rng_normalish(st));
     }
 }
 

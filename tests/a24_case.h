@@ -2,7 +2,7 @@
  * a24_case.h - one hand-built case of the CPU Attention-24 reference for
  * the reference property tests: the descriptor, seeded random host inputs,
  * NaN-poisoned outputs, the call, and the same case handed to the naive
- * model (tests/naive_model.h).
+ * model (harness/naive_model.h).
  *
  * Shapes (opp_reference.h): Q [B, Hq, S_q, D] (or 3D [B, S_q, Hq*D]),
  * K [B, Hkv, S_kv, D], V [B, Hkv, S_kv, Dv], past_* [B, Hkv, P, D|Dv],
@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/naive_model.h"
 #include "reference/opp_reference.h"
-#include "tests/naive_model.h"
 #include "tests/test_util.h"
 
 typedef struct a24_case {

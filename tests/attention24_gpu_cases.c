@@ -1,7 +1,7 @@
 /*
  * attention24_gpu_cases.c - the cuBLAS Attention-24 reference on ONNX case
  * folders (see attention24_gpu_cases.h). Cases are read with tools/onnx and
- * mapped by tests/onnx_attention_case.h; every output buffer starts as NaN
+ * mapped by harness/onnx_attention_case.h; every output buffer starts as NaN
  * on the host and as all-ones bytes on the device.
  */
 #include "tests/attention24_gpu_cases.h"
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/onnx_attention_case.h"
+#include "harness/onnx_attention_case.h"
 #include "tests/test_util.h"
 
 /* One case: 0 identical, 1 f32 within 1 ulp, 2 failed; line says why. */

@@ -14,35 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/compare.h"
+#include "harness/rng.h"
 #include "numerics/fp_convert.h"
 #include "tests/attention24_gpu_cases.h"
-#include "tests/compare.h"
 #include "tests/test_util.h"
-
-static uint64_t next_u64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static int32_t rand_int(uint64_t *st, int32_t lo, int32_t hi) {
-    return lo + (int32_t)(next_u64(st) % (uint64_t)(hi - lo + 1));
-}
-
-static double rand_normalish(uint64_t *st) {
-    double s = 0.0;
-    for (int i = 0; i < 4; ++i) {
-        s += (double)(next_u64(st) >> 11) * 0x1.0p-53;
-    }
-    return (s - 2.0) * 1.7320508075688772;
-}
 
 static void *fill(size_t n, opp_dtype_t dtype, double amplitude, uint64_t *st) {
     void *p = malloc((n + 1) * opp_dtype_size(dtype));
     assert_non_null(p);
     for (size_t i = 0; i < n; ++i) {
-        opp__store_elem(p, i, (int)dtype, amplitude * rand_normalish(st));
+        opp__store_elem(p, i, (int)dtype, amplitude * opp_rng_normalish(st));
     }
     return p;
 }
@@ -52,36 +34,37 @@ static void random_desc(uint64_t *st, opp_dtype_t dtype, opp_ref_attention24_des
     static const int32_t sizes[6] = {8, 16, 32, 64, 80, 128};
     opp_ref_attention24_desc_init(a);
     a->dtype = dtype;
-    a->input_rank = rand_int(st, 3, 4);
-    a->batch = rand_int(st, 1, 3);
-    a->kv_num_heads = rand_int(st, 1, 3);
-    a->q_num_heads = a->kv_num_heads * (1 << rand_int(st, 0, 2));
-    a->q_seqlen = rand_int(st, 0, 9) == 0 ? 0 : rand_int(st, 1, 24);
-    a->kv_seqlen = rand_int(st, 0, 9) == 0 ? 0 : rand_int(st, 1, 90);
-    a->head_size = sizes[rand_int(st, 0, 5)];
-    a->v_head_size = rand_int(st, 0, 2) == 0 ? sizes[rand_int(st, 0, 5)] : a->head_size;
-    a->scale = rand_int(st, 0, 2) == 0 ? (float)(0.05 + 0.4 * rand_normalish(st) * 0.25) : 0.0f;
+    a->input_rank = opp_rng_int(st, 3, 4);
+    a->batch = opp_rng_int(st, 1, 3);
+    a->kv_num_heads = opp_rng_int(st, 1, 3);
+    a->q_num_heads = a->kv_num_heads * (1 << opp_rng_int(st, 0, 2));
+    a->q_seqlen = opp_rng_int(st, 0, 9) == 0 ? 0 : opp_rng_int(st, 1, 24);
+    a->kv_seqlen = opp_rng_int(st, 0, 9) == 0 ? 0 : opp_rng_int(st, 1, 90);
+    a->head_size = sizes[opp_rng_int(st, 0, 5)];
+    a->v_head_size = opp_rng_int(st, 0, 2) == 0 ? sizes[opp_rng_int(st, 0, 5)] : a->head_size;
+    a->scale =
+        opp_rng_int(st, 0, 2) == 0 ? (float)(0.05 + 0.4 * opp_rng_normalish(st) * 0.25) : 0.0f;
     a->scale = a->scale < 0.0f ? -a->scale : a->scale;
-    a->softcap = rand_int(st, 0, 2) == 0 ? (float)rand_int(st, 2, 30) : 0.0f;
-    a->is_causal = rand_int(st, 0, 1);
-    const int32_t cache = rand_int(st, 0, 2); /* 0 none, 1 past, 2 nonpad */
+    a->softcap = opp_rng_int(st, 0, 2) == 0 ? (float)opp_rng_int(st, 2, 30) : 0.0f;
+    a->is_causal = opp_rng_int(st, 0, 1);
+    const int32_t cache = opp_rng_int(st, 0, 2); /* 0 none, 1 past, 2 nonpad */
     a->has_past = cache == 1;
-    a->past_seqlen = a->has_past ? rand_int(st, 0, 40) : 0;
+    a->past_seqlen = a->has_past ? opp_rng_int(st, 0, 40) : 0;
     a->has_nonpad = cache == 2;
-    const int32_t mask = rand_int(st, 0, 2); /* 0 none, 1 bool, 2 float */
+    const int32_t mask = opp_rng_int(st, 0, 2); /* 0 none, 1 bool, 2 float */
     const int64_t T = (int64_t)a->past_seqlen + a->kv_seqlen;
     if (mask > 0) {
         const int64_t target[3] = {a->batch, a->q_num_heads, a->q_seqlen};
         a->mask_dtype = mask == 1 ? OPP_DTYPE_BOOL_ : dtype;
-        a->mask_rank = rand_int(st, 1, 4);
+        a->mask_rank = opp_rng_int(st, 1, 4);
         for (int32_t i = 0; i < a->mask_rank; ++i) {
             const int32_t axis = 4 - a->mask_rank + i;
-            a->mask_dims[i] = axis == 3
-                                  ? (rand_int(st, 0, 2) == 0 ? rand_int(st, 0, (int32_t)T) : T)
-                                  : (rand_int(st, 0, 1) ? target[axis] : 1);
+            a->mask_dims[i] =
+                axis == 3 ? (opp_rng_int(st, 0, 2) == 0 ? opp_rng_int(st, 0, (int32_t)T) : T)
+                          : (opp_rng_int(st, 0, 1) ? target[axis] : 1);
         }
     }
-    a->qk_matmul_output_mode = rand_int(st, 0, 3);
+    a->qk_matmul_output_mode = opp_rng_int(st, 0, 3);
     assert_opp_ok(opp_ref_attention24_check(a));
 }
 
@@ -134,7 +117,7 @@ void opp_a24g_random_cases(long count, uint64_t seed, opp_ref_gpu_t *ref, opp_a2
         random_desc(&st, dtypes[i % 3], &a);
         opp_ref_attention24_sizes_t n;
         opp_ref_attention24_sizes(&a, &n);
-        const double amp = 0.5 + 2.5 * (double)(next_u64(&st) >> 11) * 0x1.0p-53;
+        const double amp = 0.5 + 2.5 * (double)(opp_rng_u64(&st) >> 11) * 0x1.0p-53;
         opp_ref_attention24_tensors_t in;
         memset(&in, 0, sizeof(in));
         in.q = fill(n.q, a.dtype, amp, &st);
@@ -150,7 +133,7 @@ void opp_a24g_random_cases(long count, uint64_t seed, opp_ref_gpu_t *ref, opp_a2
             nonpad = malloc(sizeof(int64_t) * (size_t)a.batch);
             assert_non_null(nonpad);
             for (int32_t b = 0; b < a.batch; ++b) {
-                nonpad[b] = rand_int(&st, 0, a.kv_seqlen);
+                nonpad[b] = opp_rng_int(&st, 0, a.kv_seqlen);
             }
             in.nonpad_kv_seqlen = nonpad;
         }
@@ -158,7 +141,7 @@ void opp_a24g_random_cases(long count, uint64_t seed, opp_ref_gpu_t *ref, opp_a2
             mask = malloc(n.mask + 1);
             assert_non_null(mask);
             for (size_t j = 0; j < n.mask; ++j) {
-                mask[j] = rand_int(&st, 0, 4) != 0;
+                mask[j] = opp_rng_int(&st, 0, 4) != 0;
             }
             in.attn_mask = mask;
         } else if (a.mask_dtype != OPP_DTYPE_UNDEFINED) {
@@ -166,11 +149,11 @@ void opp_a24g_random_cases(long count, uint64_t seed, opp_ref_gpu_t *ref, opp_a2
             mask = malloc((n.mask + 1) * opp_dtype_size(a.dtype));
             assert_non_null(mask);
             for (size_t j = 0; j < n.mask; ++j) {
-                opp__store_elem(mask, j, (int)a.dtype, values[rand_int(&st, 0, 4)]);
+                opp__store_elem(mask, j, (int)a.dtype, values[opp_rng_int(&st, 0, 4)]);
             }
             in.attn_mask = mask;
         }
-        const int want_present = rand_int(&st, 0, 1), want_qk = rand_int(&st, 0, 1);
+        const int want_present = opp_rng_int(&st, 0, 1), want_qk = opp_rng_int(&st, 0, 1);
         opp_ref_attention24_tensors_t cpu = in, gpu = in;
         alloc_outputs(&a, &n, want_present, want_qk, &cpu);
         alloc_outputs(&a, &n, want_present, want_qk, &gpu);

@@ -9,20 +9,19 @@
  * K [B, Hkv, S_kv, D], V [B, Hkv, S_kv, Dv], past_* [B, Hkv, P, D|Dv],
  * attn_mask prod(mask_dims) (bool: 1 byte), nonpad [B] int64,
  * Y [B, Hq, S_q, Dv], present_* [B, Hkv, T, D|Dv], qk [B, Hq, S_q, T].
- * Test-only: CUDA failures fail the current CMocka test.
+ * Test-only: CUDA failures fail the current CMocka test. The device side
+ * is the harness's (harness/gpu_a24.h, gpu_timer.h).
  */
 #ifndef OPP_TESTS_ATTENTION24_GPU_RUN_H
 #define OPP_TESTS_ATTENTION24_GPU_RUN_H
 
 #include <stddef.h>
 
+#include "harness/gpu_buffer.h"
 #include "reference/opp_reference_gpu.h"
 
-/* Device workspace kept between runs (grown on demand). */
-typedef struct opp_a24g_ws {
-    void *ptr;
-    size_t bytes;
-} opp_a24g_ws_t;
+/* Device workspace kept between runs (grown on demand; harness/gpu_buffer.h). */
+typedef opp_hgpu_ws_t opp_a24g_ws_t;
 
 /*! Runs the GPU reference on host tensors t (inputs read, non-NULL outputs
  * written). desc must pass opp_ref_attention24_check().

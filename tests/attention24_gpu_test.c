@@ -28,12 +28,13 @@
 #include <string.h>
 
 #include "bench/workloads.h"
+#include "harness/compare.h"
+#include "harness/logical_batch.h"
+#include "harness/rng.h"
 #include "reference/attention24_gpu_internal.h"
 #include "tests/attention24_gpu_cases.h"
 #include "tests/attention24_gpu_run.h"
-#include "tests/compare.h"
 #include "tests/gpu_util.h"
-#include "tests/logical_batch.h"
 
 static opp_ref_gpu_t *g_ref;
 static cudaStream_t g_stream;
@@ -67,15 +68,8 @@ static long env_long(const char *name, long fallback) {
     return (s != NULL && *s != '\0') ? strtol(s, NULL, 10) : fallback;
 }
 
-static uint64_t next_u64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static int32_t pick(uint64_t *st, const int32_t *v, int n) {
-    return v[next_u64(st) % (uint64_t)n];
+    return v[opp_rng_u64(st) % (uint64_t)n];
 }
 
 // --- L3 on generated logical batches
@@ -160,12 +154,12 @@ static void test_gpu_ref_l3_generated_batches_match_cpu(void **state) {
         opp_lb_spec_t spec;
         opp_lb_spec_random(&spec);
         spec.dtype = dtypes[i % 3];
-        spec.kv_num_heads = 1 + (int32_t)(next_u64(&st) % 2);
+        spec.kv_num_heads = 1 + (int32_t)(opp_rng_u64(&st) % 2);
         spec.num_heads = spec.kv_num_heads * pick(&st, ratios, 6);
         spec.head_size = pick(&st, sizes, 7);
-        spec.v_head_size = next_u64(&st) % 4 == 0 ? pick(&st, sizes, 7) : spec.head_size;
+        spec.v_head_size = opp_rng_u64(&st) % 4 == 0 ? pick(&st, sizes, 7) : spec.head_size;
         opp_lb_t lb;
-        assert_int_equal(opp_lb_generate(&spec, next_u64(&st), &lb), 0);
+        assert_int_equal(opp_lb_generate(&spec, opp_rng_u64(&st), &lb), 0);
         char what[512];
         opp_lb_describe(&lb, what, sizeof(what));
         for (int32_t rank = 3; rank <= 4; ++rank) {

@@ -9,7 +9,7 @@
  *     mode 3 = the probabilities (rows sum to 1, or are zeros);
  *   - softmax_precision 1/10/11/16 changes no bit (double regardless).
  * Expectations: the reference's own other outputs (bit for bit) and the
- * naive long double model (tests/naive_model.h, within 1 ulp).
+ * naive long double model (harness/naive_model.h, within 1 ulp).
  * Shapes: Y [B, Hq, S_q, Dv] (4D here), qk [B, Hq, S_q, T].
  */
 #include <math.h>

@@ -1,7 +1,7 @@
 /*
  * attention24_ref_naive_test.c - the CPU Attention-24 reference
  * (opp_ref_attention24) against the independent naive long double model
- * (tests/naive_model.h) on random small cases that use every option at once
+ * (harness/naive_model.h) on random small cases that use every option at once
  * (bool/float masks of every rank, broadcast and short; past; nonpad;
  * causal; softcap; scale; 3D/4D; f32/f16/bf16; qk modes 0-3; present_*),
  * and every way to call it wrongly (status AND message, nothing written).
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/rng.h"
 #include "numerics/fp_convert.h"
 #include "reference/opp_reference.h"
 #include "tests/a24_case.h"
@@ -23,10 +24,6 @@ static const opp_dtype_t k_dtypes[3] = {OPP_DTYPE_F32, OPP_DTYPE_F16, OPP_DTYPE_
 static long env_long(const char *name, long fallback) {
     const char *s = getenv(name);
     return (s != NULL && *s != '\0') ? strtol(s, NULL, 10) : fallback;
-}
-
-static double rand_unit(uint64_t *st) {
-    return (double)(a24_rand_u64(st) >> 11) * 0x1.0p-53;
 }
 
 /* A random descriptor using every option (see the file comment). */
@@ -48,8 +45,8 @@ static void random_case(a24_case_t *c, uint64_t *st) {
     d->past_seqlen = d->has_past ? a24_rand_int(st, 0, 4) : 0;
     d->has_nonpad = !d->has_past && a24_rand_int(st, 0, 9) < 4;
     d->is_causal = a24_rand_int(st, 0, 1);
-    d->softcap = a24_rand_int(st, 0, 9) < 3 ? (float)(0.5 + 7.5 * rand_unit(st)) : 0.0f;
-    d->scale = a24_rand_int(st, 0, 9) < 4 ? (float)(0.05 + rand_unit(st)) : 0.0f;
+    d->softcap = a24_rand_int(st, 0, 9) < 3 ? (float)(0.5 + 7.5 * opp_rng_unit(st)) : 0.0f;
+    d->scale = a24_rand_int(st, 0, 9) < 4 ? (float)(0.05 + opp_rng_unit(st)) : 0.0f;
     d->qk_matmul_output_mode = a24_rand_int(st, 0, 3);
     d->softmax_precision = a24_rand_int(st, 0, 3) == 0 ? 1 : 0;
     const int mask_kind = a24_rand_int(st, 0, 2); /* none, bool, float */
@@ -94,7 +91,7 @@ static void test_a24_matches_naive_model_random_cases(void **state) {
                  (int)d->has_nonpad, (double)d->softcap, (double)d->scale,
                  (int)d->qk_matmul_output_mode, (int)d->mask_dtype, (int)d->mask_rank);
         assert_opp_ok(opp_ref_attention24_check(d));
-        assert_int_equal(a24_case_alloc(&c, a24_rand_u64(&st), 0.25 + 2.75 * rand_unit(&st)), 0);
+        assert_int_equal(a24_case_alloc(&c, a24_rand_u64(&st), 0.25 + 2.75 * opp_rng_unit(&st)), 0);
         for (int32_t b = 0; d->has_nonpad && b < d->batch; ++b) {
             c.nonpad[b] = a24_rand_int(&st, 0, d->kv_seqlen);
         }

@@ -6,7 +6,7 @@
  * short masks), finite float masks, fully masked rows, the four
  * qk_matmul_output modes and softmax_precision. Expectations come from
  * simpler runs of the reference itself (bit for bit) or from the naive long
- * double model (tests/naive_model.h, within 1 ulp). Random cross-checks and
+ * double model (harness/naive_model.h, within 1 ulp). Random cross-checks and
  * bad inputs are in attention24_ref_naive_test.c.
  *
  * Shapes: Q [B, Hq, S_q, D] or 3D [B, S_q, Hq*D]; K/V [B, Hkv, S_kv, D|Dv];
@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/logical_batch.h"
+#include "harness/naive_model.h"
 #include "numerics/fp_convert.h"
 #include "reference/opp_reference.h"
 #include "tests/a24_case.h"
-#include "tests/logical_batch.h"
-#include "tests/naive_model.h"
 #include "tests/test_util.h"
 
 static const opp_dtype_t k_dtypes[3] = {OPP_DTYPE_F32, OPP_DTYPE_F16, OPP_DTYPE_BF16};
@@ -254,7 +254,7 @@ static void test_a24_bool_mask_equals_float_zero_neginf_mask(void **state) {
  * dims give exactly the bits of the same mask expanded to [B, Hq, S_q, T]
  * (numpy broadcasting, right-aligned), bool and float, causal or not.
  * (With causal, onnx 1.23.2's reference deviates for a broadcast query axis:
- * see tests/naive_model.h; the spec's per-row rule is what is pinned here.) */
+ * see harness/naive_model.h; the spec's per-row rule is what is pinned here.) */
 static void test_a24_broadcast_mask_equals_expanded_rank4(void **state) {
     (void)state;
     /* dims with 0 = "the full target size" of that axis */

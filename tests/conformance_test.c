@@ -8,14 +8,14 @@
  * (//testdata:onnx_conformance), else testdata/onnx-attention-conformance
  * relative to the current directory. The group FAILS when the folder is
  * missing or holds fewer than 66 cases: this test never passes having read
- * nothing. Also checks the case mapping (tests/onnx_attention_case.h) rejects
+ * nothing. Also checks the case mapping (harness/onnx_attention_case.h) rejects
  * what it must and that the comparison catches a one-bit change.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/onnx_attention_case.h"
+#include "harness/onnx_attention_case.h"
 #include "tests/test_util.h"
 
 #define MIN_CASES 66

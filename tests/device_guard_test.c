@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/logical_batch.h"
 #include "tests/exact_gpu_util.h"
 #include "tests/gpu_util.h"
-#include "tests/logical_batch.h"
 #include "tests/test_util.h"
 
 /* The message without its "file:line: " prefix. */

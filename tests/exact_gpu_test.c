@@ -24,10 +24,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "harness/logical_batch.h"
 #include "numerics/fp_convert.h"
 #include "tests/exact_gpu_util.h"
 #include "tests/gpu_util.h"
-#include "tests/logical_batch.h"
 #include "tests/test_util.h"
 
 /* Runs lb on the GPU and the CPU and asserts bit equality. */

@@ -1,6 +1,7 @@
 /*
- * exact_gpu_util.c - see exact_gpu_util.h. Plain C against the CUDA
- * runtime API and the public header.
+ * exact_gpu_util.c - see exact_gpu_util.h. The device side is the
+ * harness's (harness/gpu_packed.h); this file adds the CMocka
+ * checks.
  */
 #include "tests/exact_gpu_util.h"
 
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/gpu_status.h"
 #include "reference/opp_reference.h"
 #include "tests/gpu_util.h"
 #include "tests/test_util.h"
@@ -19,49 +21,15 @@ long opp_test_env_long(const char *name, long fallback) {
 }
 
 size_t opp_test_out_elems(const opp_lb_t *lb) {
-    return (size_t)lb->total_q * (size_t)lb->num_heads * (size_t)lb->v_head_size;
+    return opp_hgpu_out_elems(lb);
 }
 
 void opp_test_packed_upload(const opp_lb_t *lb, opp_test_packed_dev_t *dev) {
-    const size_t es = opp_dtype_size(lb->dtype);
-    const size_t qb = (size_t)lb->total_q * (size_t)lb->num_heads * (size_t)lb->head_size * es;
-    const size_t kb = (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->head_size * es;
-    const size_t vb =
-        (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->v_head_size * es;
-    const size_t cb = ((size_t)lb->batch + 1) * sizeof(int32_t);
-    memset(dev, 0, sizeof(*dev));
-    dev->out_bytes = opp_test_out_elems(lb) * es;
-    dev->q = opp_test_gpu_alloc(qb);
-    dev->k = opp_test_gpu_alloc(kb);
-    dev->v = opp_test_gpu_alloc(vb);
-    dev->out = opp_test_gpu_alloc(dev->out_bytes);
-    dev->cu_q = opp_test_gpu_alloc(cb);
-    dev->cu_kv = opp_test_gpu_alloc(cb);
-    opp_test_h2d(dev->q, lb->q, qb);
-    opp_test_h2d(dev->k, lb->k, kb);
-    opp_test_h2d(dev->v, lb->v, vb);
-    opp_test_h2d(dev->cu_q, lb->cu_q, cb);
-    opp_test_h2d(dev->cu_kv, lb->cu_kv, cb);
-    void *poison = malloc(dev->out_bytes + es);
-    assert_non_null(poison);
-    opp_lb_poison_fill(poison, opp_test_out_elems(lb), lb->dtype, OPP_LB_POISON_NAN);
-    opp_test_h2d(dev->out, poison, dev->out_bytes);
-    free(poison);
-    opp_attention_desc_t desc;
-    opp_lb_packed_desc(lb, &desc);
-    assert_opp_ok(opp_packed_attention_workspace_size(&desc, &dev->workspace_bytes));
-    dev->workspace = opp_test_gpu_alloc(dev->workspace_bytes);
+    assert_opp_ok(opp_hgpu_packed_upload(lb, OPP_HGPU_POISON_NAN, dev));
 }
 
 void opp_test_packed_free(opp_test_packed_dev_t *dev) {
-    opp_test_gpu_free(dev->q);
-    opp_test_gpu_free(dev->k);
-    opp_test_gpu_free(dev->v);
-    opp_test_gpu_free(dev->out);
-    opp_test_gpu_free(dev->cu_q);
-    opp_test_gpu_free(dev->cu_kv);
-    opp_test_gpu_free(dev->workspace);
-    memset(dev, 0, sizeof(*dev));
+    OPP_HGPU_CHECK(opp_hgpu_packed_free(dev));
 }
 
 void *opp_test_packed_download(const opp_test_packed_dev_t *dev) {
@@ -85,11 +53,9 @@ void *opp_test_packed_ref(const opp_lb_t *lb) {
 void *opp_test_packed_gpu(const opp_lb_t *lb, struct CUstream_st *stream) {
     opp_test_packed_dev_t dev;
     opp_test_packed_upload(lb, &dev);
-    opp_attention_desc_t desc;
-    opp_lb_packed_desc(lb, &desc);
-    const opp_varlen_t varlen = {dev.cu_q, dev.cu_kv};
-    assert_opp_ok(opp_packed_attention_fwd(&desc, &varlen, dev.q, dev.k, dev.v, dev.out,
-                                           dev.workspace, dev.workspace_bytes, stream));
+    opp_hgpu_packed_call_t call = {.dev = &dev, .stream = stream};
+    opp_lb_packed_desc(lb, &call.desc);
+    assert_opp_ok(opp_hgpu_packed_run(&call));
     const cudaError_t err = cudaStreamSynchronize(stream);
     if (err != cudaSuccess) {
         fail_msg("cudaStreamSynchronize: %s", cudaGetErrorString(err));

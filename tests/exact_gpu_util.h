@@ -1,11 +1,12 @@
 /*
  * exact_gpu_util.h - helpers of the exact GPU path tests: run a logical
- * batch (tests/logical_batch.h) through opp_packed_attention_fwd() or the
+ * batch (harness/logical_batch.h) through opp_packed_attention_fwd() or the
  * CPU reference and get the host output back.
  *
  *   out [total_q, Hq, Dv] in the batch's dtype (host, malloc'ed; free()).
  *
- * Device buffers come from cudaMalloc (256-byte aligned); the device output
+ * The device side is the harness's (harness/gpu_packed.h): device buffers
+ * come from cudaMalloc (256-byte aligned); the device output
  * is poisoned with NaN before every run, so an element the kernel does not
  * write can never match a finite reference value. Every helper fails the
  * current CMocka test on error.
@@ -16,18 +17,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/gpu_packed.h"
+#include "harness/logical_batch.h"
 #include "lib/oppacked.h"
-#include "tests/logical_batch.h"
 
 struct CUstream_st;
 
-/* The packed batch on the device. */
-typedef struct opp_test_packed_dev {
-    void *q, *k, *v, *out;
-    int32_t *cu_q, *cu_kv;
-    void *workspace;
-    size_t workspace_bytes, out_bytes;
-} opp_test_packed_dev_t;
+/* The packed batch on the device (harness/gpu_packed.h). */
+typedef opp_hgpu_packed_t opp_test_packed_dev_t;
 
 /* Environment integer, or fallback when unset or empty. */
 long opp_test_env_long(const char *name, long fallback);

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/golden_packed.h"
-#include "tests/onnx_attention_case.h"
+#include "harness/golden_packed.h"
+#include "harness/onnx_attention_case.h"
 #include "tests/test_util.h"
 
 #define MIN_CASES 20

@@ -11,6 +11,10 @@
  * A GPU test group calls OPP_TEST_REQUIRE_GPU() first in every test (or in
  * its group setup, returning the skip), so on a machine without a GPU the
  * tests are reported as SKIPPED, never as passed.
+ *
+ * The helpers wrap the harness's GPU adapters (harness/gpu_buffer.h); a
+ * binary linking this file has the harness's CUDA failures fail the
+ * current CMocka test (never exit), from any harness GPU adapter.
  */
 #ifndef OPP_TESTS_GPU_UTIL_H
 #define OPP_TESTS_GPU_UTIL_H

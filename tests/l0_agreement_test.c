@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "harness/logical_batch.h"
 #include "numerics/fp_convert.h"
 #include "reference/opp_reference.h"
-#include "tests/logical_batch.h"
 #include "tests/test_util.h"
 
 static long env_long(const char *name, long fallback) {

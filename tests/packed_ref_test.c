@@ -5,7 +5,7 @@
  * tail-aligned causal (pinned row by row against truncated non-causal runs),
  * negative causal offsets, empty sequences, repeat-interleave GQA, the
  * default scale, agreement with the independent long double model of
- * tests/naive_model.h on generated batches, and validation errors.
+ * harness/naive_model.h on generated batches, and validation errors.
  *
  * Layout: q [total_q, Hq, D], k [total_kv, Hkv, D], v [total_kv, Hkv, Dv],
  * out [total_q, Hq, Dv]. Environment: OPP_PACKED_NAIVE_BATCHES (default 200).
@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/logical_batch.h"
+#include "harness/naive_model.h"
 #include "numerics/fp_convert.h"
 #include "reference/opp_reference.h"
-#include "tests/logical_batch.h"
-#include "tests/naive_model.h"
 #include "tests/test_util.h"
 
 static const opp_dtype_t k_dtypes[3] = {OPP_DTYPE_F32, OPP_DTYPE_F16, OPP_DTYPE_BF16};

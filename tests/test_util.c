@@ -1,14 +1,14 @@
 /*
  * test_util.c - status assertions and bit / ulp comparators for CMocka
- * tests (see test_util.h). The comparators forward to tests/compare.c
+ * tests (see test_util.h). The comparators forward to harness/compare.c
  * (shared with the tools), which reports mismatches on stderr.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "harness/compare.h"
 #include "lib/internal/check.h"
-#include "tests/compare.h"
 #include "tests/test_util.h"
 
 // --- status assertions

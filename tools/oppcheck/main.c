@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/gpu_status.h"
 #include "tools/oppcheck/oppcheck.h"
 
 static void usage(FILE *f) {
@@ -210,6 +211,7 @@ static int onnx_test_mode(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    opp_hgpu_set_program("oppcheck"); /* CUDA failures: "oppcheck: ... failed: ...", exit 2 */
     const int onnx_rc = onnx_test_mode(argc, argv);
     if (onnx_rc >= 0) {
         return onnx_rc;

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/onnx_attention_case.h"
+#include "harness/onnx_attention_case.h"
 #include "tools/onnx/onnx_io.h"
 #include "tools/oppcheck/oppcheck.h"
 

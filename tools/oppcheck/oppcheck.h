@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tests/compare.h"
-#include "tests/logical_batch.h"
+#include "harness/compare.h"
+#include "harness/logical_batch.h"
 
 /* Options of a logical-batch run. */
 typedef struct oppcheck_opts {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/errbuf.h"
-#include "tests/onnx_attention_case.h"
+#include "harness/errbuf.h"
+#include "harness/onnx_attention_case.h"
 
 static const char *const in_names[7] = {
     "Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen"};

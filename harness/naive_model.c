@@ -4,7 +4,7 @@
  * per block below, on materialised 4D arrays; nothing here is shared with
  * reference/ (no fixed summation order, no fma, libm expl/tanhl/sqrtl).
  */
-#include "tests/naive_model.h"
+#include "harness/naive_model.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
  * first max_reported mismatches are printed to stderr as
  *   what[index]: got 0x3f800001 (1.00000012) want 0x3f800000 (1) ulp 1
  */
-#ifndef OPP_TESTS_COMPARE_H
-#define OPP_TESTS_COMPARE_H
+#ifndef OPP_HARNESS_COMPARE_H
+#define OPP_HARNESS_COMPARE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,4 +33,4 @@ size_t opp_cmp(const void *got, const void *want, size_t n, opp_dtype_t dtype, i
  * bits); 0 when both are NaN, UINT64_MAX when one is. */
 uint64_t opp_cmp_ulp_distance(uint64_t a_bits, uint64_t b_bits, opp_dtype_t dtype);
 
-#endif /* OPP_TESTS_COMPARE_H */
+#endif /* OPP_HARNESS_COMPARE_H */

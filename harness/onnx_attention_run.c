@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tests/onnx_attention_case.h"
+#include "harness/onnx_attention_case.h"
 
 static int is_regular(const char *path) {
     struct stat st;

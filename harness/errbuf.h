@@ -1,13 +1,13 @@
 /*
- * errbuf.h - "write a message into err, return -1" for the test-side
+ * errbuf.h - "write a message into err, return -1" for the harness
  * modules that report errors through a caller's (char *err, size_t
  * err_size) pair (ONNX case mapping, golden derivation).
  *
  *   FAIL_IF(cond, fmt, ...)  in a function with parameters err, err_size:
  *                            if cond, format the message and return -1.
  */
-#ifndef OPP_TESTS_ERRBUF_H
-#define OPP_TESTS_ERRBUF_H
+#ifndef OPP_HARNESS_ERRBUF_H
+#define OPP_HARNESS_ERRBUF_H
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,4 +33,4 @@ static inline int opp_errbuf_fail(char *err, size_t err_size, const char *fmt, .
         }                                                       \
     } while (0)
 
-#endif /* OPP_TESTS_ERRBUF_H */
+#endif /* OPP_HARNESS_ERRBUF_H */

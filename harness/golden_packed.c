@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/errbuf.h"
+#include "harness/golden_packed.h"
 #include "numerics/fp_convert.h"
-#include "tests/errbuf.h"
-#include "tests/golden_packed.h"
 
 #define SAME(field_s, field_d, what)                                                 \
     FAIL_IF((field_s) != (field_d), "sidecar %s = %lld but the case has %lld", what, \

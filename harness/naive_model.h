@@ -32,8 +32,8 @@
  * or 3D Q [B, S_q, Hq*D] ...; past_* [B, Hkv, P, D|Dv]; mask rank 1..4, last
  * dim M <= T.
  */
-#ifndef OPP_TESTS_NAIVE_MODEL_H
-#define OPP_TESTS_NAIVE_MODEL_H
+#ifndef OPP_HARNESS_NAIVE_MODEL_H
+#define OPP_HARNESS_NAIVE_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -84,4 +84,4 @@ void opp_naive_round(const long double *src, size_t n, opp_dtype_t dtype, void *
 /* Rounds n values into a new malloc'ed array of dtype; NULL if out of memory. */
 void *opp_naive_rounded(const long double *src, size_t n, opp_dtype_t dtype);
 
-#endif /* OPP_TESTS_NAIVE_MODEL_H */
+#endif /* OPP_HARNESS_NAIVE_MODEL_H */

@@ -7,14 +7,14 @@
  * rows 0 .. L_kv[b] - 1; 4D [B,H,S,D] or 3D [B,S,H*D] per the sidecar).
  * Every function returns 0 on success and -1 with a message in err.
  */
-#ifndef OPP_TESTS_GOLDEN_PACKED_H
-#define OPP_TESTS_GOLDEN_PACKED_H
+#ifndef OPP_HARNESS_GOLDEN_PACKED_H
+#define OPP_HARNESS_GOLDEN_PACKED_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/onnx_attention_case.h"
 #include "lib/oppacked.h"
-#include "tests/onnx_attention_case.h"
 
 /* The packed representation of a golden case plus its expected output. */
 typedef struct golden_packed {
@@ -47,4 +47,4 @@ int golden_packed_derive(const opp_onnx_sidecar_t *s, const opp_onnx_case_t *c, 
 
 void golden_packed_free(golden_packed_t *p);
 
-#endif /* OPP_TESTS_GOLDEN_PACKED_H */
+#endif /* OPP_HARNESS_GOLDEN_PACKED_H */

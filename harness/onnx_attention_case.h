@@ -18,15 +18,15 @@
  *           prints, exits or aborts. Host only, no CUDA.
  * Used by tests/conformance_test.c, tests/golden_test.c and tools/oppcheck.
  */
-#ifndef OPP_TESTS_ONNX_ATTENTION_CASE_H
-#define OPP_TESTS_ONNX_ATTENTION_CASE_H
+#ifndef OPP_HARNESS_ONNX_ATTENTION_CASE_H
+#define OPP_HARNESS_ONNX_ATTENTION_CASE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/compare.h"
 #include "lib/oppacked.h"
 #include "reference/opp_reference.h"
-#include "tests/compare.h"
 #include "tools/onnx/onnx_io.h"
 
 /* Node slots of Attention-23/24. */
@@ -180,4 +180,4 @@ int opp_onnx_sidecar_parse(const char *text, size_t len, const char *where, opp_
 /*! Frees lq/lkv and zeroes *s. Accepts NULL and zeroed structs. */
 void opp_onnx_sidecar_free(opp_onnx_sidecar_t *s);
 
-#endif /* OPP_TESTS_ONNX_ATTENTION_CASE_H */
+#endif /* OPP_HARNESS_ONNX_ATTENTION_CASE_H */

@@ -6,38 +6,14 @@
  * Randomness is splitmix64 (no libm, no global state), so a seed gives the
  * same batch on every machine.
  */
-#include "tests/logical_batch.h"
+#include "harness/logical_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/rng.h"
 #include "numerics/fp_convert.h"
-
-static uint64_t next_u64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform integer in lo..hi inclusive. */
-static int32_t rand_int(uint64_t *state, int32_t lo, int32_t hi) {
-    return lo + (int32_t)(next_u64(state) % (uint64_t)(hi - lo + 1));
-}
-
-static double rand_unit(uint64_t *state) {
-    return (double)(next_u64(state) >> 11) * 0x1.0p-53;
-}
-
-/* Roughly normal (Irwin-Hall of 4 uniforms, centred, unit variance). */
-static double rand_normalish(uint64_t *state) {
-    double s = 0.0;
-    for (int i = 0; i < 4; ++i) {
-        s += rand_unit(state);
-    }
-    return (s - 2.0) * 1.7320508075688772;
-}
 
 void opp_lb_spec_random(opp_lb_spec_t *spec) {
     memset(spec, 0, sizeof(*spec));
@@ -49,7 +25,7 @@ void opp_lb_spec_random(opp_lb_spec_t *spec) {
 static void fill_values(void *dst, size_t count, opp_dtype_t dtype, double amplitude,
                         uint64_t *state) {
     for (size_t i = 0; i < count; ++i) {
-        opp__store_elem(dst, i, (int)dtype, amplitude * rand_normalish(state));
+        opp__store_elem(dst, i, (int)dtype, amplitude * opp_rng_normalish(state));
     }
 }
 
@@ -86,7 +62,7 @@ static int lb_fill(opp_lb_t *lb, uint64_t seed) {
     }
     uint64_t st = seed ^ 0x5EEDF00Dull;
     /* Amplitudes vary so softmax ranges from near-uniform to near-one-hot. */
-    const double amp = 0.25 + 2.75 * rand_unit(&st);
+    const double amp = 0.25 + 2.75 * opp_rng_unit(&st);
     fill_values(lb->q, (size_t)lb->total_q * (size_t)lb->num_heads * (size_t)lb->head_size,
                 lb->dtype, amp, &st);
     fill_values(lb->k, (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->head_size,
@@ -125,9 +101,9 @@ int opp_lb_from_lengths(opp_lb_t *lb, opp_dtype_t dtype, int32_t batch, const in
 /* A length: mostly small, sometimes 0 or 1, sometimes across key chunks. */
 static int32_t rand_len(uint64_t *st, const opp_lb_spec_t *spec) {
     if (spec->max_len > 0) {
-        return rand_int(st, spec->min_len, spec->max_len);
+        return opp_rng_int(st, spec->min_len, spec->max_len);
     }
-    const int32_t r = rand_int(st, 0, 19);
+    const int32_t r = opp_rng_int(st, 0, 19);
     if (r == 0) {
         return 0;
     }
@@ -135,9 +111,9 @@ static int32_t rand_len(uint64_t *st, const opp_lb_spec_t *spec) {
         return 1;
     }
     if (r == 2) {
-        return rand_int(st, 60, 150); /* crosses OPP_EXACT_KEY_CHUNK boundaries */
+        return opp_rng_int(st, 60, 150); /* crosses OPP_EXACT_KEY_CHUNK boundaries */
     }
-    return rand_int(st, 2, 40);
+    return opp_rng_int(st, 2, 40);
 }
 
 int opp_lb_generate(const opp_lb_spec_t *spec, uint64_t seed, opp_lb_t *lb) {
@@ -146,25 +122,25 @@ int opp_lb_generate(const opp_lb_spec_t *spec, uint64_t seed, opp_lb_t *lb) {
     static const int32_t ratios[5] = {1, 2, 4, 8, 1};
     uint64_t st = seed;
     const opp_dtype_t dtype =
-        spec->dtype != OPP_DTYPE_UNDEFINED ? spec->dtype : dtypes[rand_int(&st, 0, 2)];
-    const int32_t batch = spec->batch > 0 ? spec->batch : rand_int(&st, 1, 5);
+        spec->dtype != OPP_DTYPE_UNDEFINED ? spec->dtype : dtypes[opp_rng_int(&st, 0, 2)];
+    const int32_t batch = spec->batch > 0 ? spec->batch : opp_rng_int(&st, 1, 5);
     int32_t hkv = spec->kv_num_heads > 0 ? spec->kv_num_heads
                   : spec->num_heads > 0  ? spec->num_heads
-                                         : rand_int(&st, 1, 3);
-    int32_t hq = spec->num_heads > 0 ? spec->num_heads : hkv * ratios[rand_int(&st, 0, 4)];
-    const int32_t d = spec->head_size > 0 ? spec->head_size : head_sizes[rand_int(&st, 0, 11)];
+                                         : opp_rng_int(&st, 1, 3);
+    int32_t hq = spec->num_heads > 0 ? spec->num_heads : hkv * ratios[opp_rng_int(&st, 0, 4)];
+    const int32_t d = spec->head_size > 0 ? spec->head_size : head_sizes[opp_rng_int(&st, 0, 11)];
     int32_t dv = spec->v_head_size > 0 ? spec->v_head_size : d;
-    if (spec->v_head_size == 0 && rand_int(&st, 0, 3) == 0) {
-        dv = head_sizes[rand_int(&st, 0, 11)];
+    if (spec->v_head_size == 0 && opp_rng_int(&st, 0, 3) == 0) {
+        dv = head_sizes[opp_rng_int(&st, 0, 11)];
     }
-    const int32_t causal = spec->is_causal >= 0 ? spec->is_causal : rand_int(&st, 0, 1);
+    const int32_t causal = spec->is_causal >= 0 ? spec->is_causal : opp_rng_int(&st, 0, 1);
     float softcap = spec->softcap;
     if (softcap < 0.0f) {
-        softcap = rand_int(&st, 0, 2) == 0 ? (float)(2.0 + 48.0 * rand_unit(&st)) : 0.0f;
+        softcap = opp_rng_int(&st, 0, 2) == 0 ? (float)(2.0 + 48.0 * opp_rng_unit(&st)) : 0.0f;
     }
     float scale = spec->scale;
     if (scale < 0.0f) {
-        scale = rand_int(&st, 0, 2) == 0 ? (float)(0.02 + 0.5 * rand_unit(&st)) : 0.0f;
+        scale = opp_rng_int(&st, 0, 2) == 0 ? (float)(0.02 + 0.5 * opp_rng_unit(&st)) : 0.0f;
     }
     int32_t *lq = malloc(sizeof(int32_t) * (size_t)batch);
     int32_t *lkv = malloc(sizeof(int32_t) * (size_t)batch);
@@ -178,7 +154,7 @@ int opp_lb_generate(const opp_lb_spec_t *spec, uint64_t seed, opp_lb_t *lb) {
         lkv[b] = spec->equal_lengths ? lq[b] : rand_len(&st, spec);
     }
     const int rc = opp_lb_from_lengths(lb, dtype, batch, lq, lkv, hq, hkv, d, dv, scale, causal,
-                                       softcap, next_u64(&st));
+                                       softcap, opp_rng_u64(&st));
     free(lq);
     free(lkv);
     return rc;

@@ -15,8 +15,8 @@
  *     poison: large finite values, or NaN.
  * Used by the L0 test, the GPU tests and tools/oppcheck.
  */
-#ifndef OPP_TESTS_LOGICAL_BATCH_H
-#define OPP_TESTS_LOGICAL_BATCH_H
+#ifndef OPP_HARNESS_LOGICAL_BATCH_H
+#define OPP_HARNESS_LOGICAL_BATCH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -101,4 +101,4 @@ void opp_lb_padded_valid_rows(const opp_lb_t *lb, const opp_lb_padded_t *pad, co
  * sign alternates with index; NaN: quiet NaN). */
 void opp_lb_poison_fill(void *dst, size_t count, opp_dtype_t dtype, opp_lb_poison_t poison);
 
-#endif /* OPP_TESTS_LOGICAL_BATCH_H */
+#endif /* OPP_HARNESS_LOGICAL_BATCH_H */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/logical_batch.h"
 #include "numerics/fp_convert.h"
-#include "tests/logical_batch.h"
 
 void opp_lb_poison_fill(void *dst, size_t count, opp_dtype_t dtype, opp_lb_poison_t poison) {
     /* Large but finite in every dtype: products stay finite in double. */

@@ -1,6 +1,6 @@
 /*
  * onnx_sidecar.c - strict reader of the golden cases' logical_batch.txt
- * (format in testdata/README.md; API in tests/onnx_attention_case.h).
+ * (format in testdata/README.md; API in harness/onnx_attention_case.h).
  *
  * Lines starting with '#' are comments; every other line is "key value..."
  * with single spaces, the keys of the format exactly once and in order.
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/onnx_attention_case.h"
+#include "harness/onnx_attention_case.h"
 
 enum {
     K_FORMAT,

@@ -2,7 +2,7 @@
  * compare.c - bit and ulp comparison of host buffers (see compare.h). No
  * CMocka: used by the tests (through test_util) and by the tools.
  */
-#include "tests/compare.h"
+#include "harness/compare.h"
 
 #include <math.h>
 #include <stdio.h>
