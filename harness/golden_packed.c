@@ -185,6 +185,7 @@ int golden_packed_derive(const opp_onnx_sidecar_t *s, const opp_onnx_case_t *c, 
 
     opp_attention_desc_t *d = &p->desc;
     opp_attention_desc_init(d);
+    d->algo = OPP_ALGO_EXACT; /* compared bit for bit with the goldens */
     d->q_dtype = d->k_dtype = d->v_dtype = d->out_dtype = s->dtype;
     d->batch = s->batch;
     d->num_heads = s->num_heads;

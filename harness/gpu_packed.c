@@ -73,4 +73,5 @@ void opp_hgpu_nonpad_desc(const opp_ref_attention24_desc_t *d, opp_attention24_d
     desc->scale = d->scale;
     desc->is_causal = d->is_causal;
     desc->softcap = d->softcap;
+    desc->algo = OPP_ALGO_EXACT; /* bit-identity with the references; callers may change it */
 }

@@ -189,6 +189,7 @@ void opp_lb_packed_desc(const opp_lb_t *lb, opp_attention_desc_t *desc) {
     desc->scale = lb->scale;
     desc->is_causal = lb->is_causal;
     desc->softcap = lb->softcap;
+    desc->algo = OPP_ALGO_EXACT; /* bit-identity with the references; callers may change it */
 }
 
 static size_t append_list(char *buf, size_t size, size_t pos, const char *name, const int32_t *v,
