@@ -48,7 +48,44 @@
     X(exact_f16_d256_bm32, EXACT, F16, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32))   \
     X(exact_bf16_d256_bm32, EXACT, BF16, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32))
 
+/* Shared memory of the flash kernel: 16-bit Q [BM][DB+8], K and V
+ * [BN][DB+8] (kernels/flash_attention.cuh asserts its template agrees). */
+#define OPP__FLASH_SMEM_BYTES(DB, BM, BN) (((size_t)(BM) + 2 * (size_t)(BN)) * ((DB) + 8) * 2)
+
+/* The FAST flash kernel (kernels/flash_attention.cuh, mma.sync, sm_80 on),
+ * one translation unit per head-size bucket (kernels/flash_d<DB>.cu). D and
+ * Dv must be multiples of 8 (16-byte loads) and at most DB; the first
+ * bucket that fits both is used. BM = 128 rows (4 warps x 2 m16 tiles up
+ * to DB 128, 8 warps x 1 above); BN = 64 keys (32 for the 99 KB DB 256 tile). The
+ * _bm64 tiles are the 99 KB GPUs' (sm_86, sm_89) for DB 192 and 256. */
+#define OPP__FLASH_D32_KERNELS(X)                                                        \
+    X(flash_f16_d32, FAST, F16, 32, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64)) \
+    X(flash_bf16_d32, FAST, BF16, 32, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64))
+#define OPP__FLASH_D64_KERNELS(X)                                                        \
+    X(flash_f16_d64, FAST, F16, 64, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(64, 128, 64)) \
+    X(flash_bf16_d64, FAST, BF16, 64, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(64, 128, 64))
+#define OPP__FLASH_D96_KERNELS(X)                                                        \
+    X(flash_f16_d96, FAST, F16, 96, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(96, 128, 64)) \
+    X(flash_bf16_d96, FAST, BF16, 96, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(96, 128, 64))
+#define OPP__FLASH_D128_KERNELS(X)                                                          \
+    X(flash_f16_d128, FAST, F16, 128, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(128, 128, 64)) \
+    X(flash_bf16_d128, FAST, BF16, 128, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(128, 128, 64))
+#define OPP__FLASH_D192_KERNELS(X)                                                             \
+    X(flash_f16_d192, FAST, F16, 192, 8, 128, 64, 256, OPP__FLASH_SMEM_BYTES(192, 128, 64))    \
+    X(flash_bf16_d192, FAST, BF16, 192, 8, 128, 64, 256, OPP__FLASH_SMEM_BYTES(192, 128, 64))  \
+    X(flash_f16_d192_bm64, FAST, F16, 192, 8, 64, 64, 128, OPP__FLASH_SMEM_BYTES(192, 64, 64)) \
+    X(flash_bf16_d192_bm64, FAST, BF16, 192, 8, 64, 64, 128, OPP__FLASH_SMEM_BYTES(192, 64, 64))
+#define OPP__FLASH_D256_KERNELS(X)                                                             \
+    X(flash_f16_d256, FAST, F16, 256, 8, 128, 64, 256, OPP__FLASH_SMEM_BYTES(256, 128, 64))    \
+    X(flash_bf16_d256, FAST, BF16, 256, 8, 128, 64, 256, OPP__FLASH_SMEM_BYTES(256, 128, 64))  \
+    X(flash_f16_d256_bm64, FAST, F16, 256, 8, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32)) \
+    X(flash_bf16_d256_bm64, FAST, BF16, 256, 8, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32))
+#define OPP__FAST_KERNELS(X)                                                       \
+    OPP__FLASH_D32_KERNELS(X)                                                      \
+    OPP__FLASH_D64_KERNELS(X) OPP__FLASH_D96_KERNELS(X) OPP__FLASH_D128_KERNELS(X) \
+        OPP__FLASH_D192_KERNELS(X) OPP__FLASH_D256_KERNELS(X)
+
 /* The whole list, in dispatch order. */
-#define OPP__KERNEL_LIST(X) OPP__EXACT_KERNELS(X)
+#define OPP__KERNEL_LIST(X) OPP__EXACT_KERNELS(X) OPP__FAST_KERNELS(X)
 
 #endif /* OPP_KERNELS_KERNEL_LIST_H */

@@ -211,13 +211,29 @@ static void test_desc_check_unknown_algo_rejected(void **state) {
     assert_claim_fails(d, OPP_STATUS_BAD_PARAM_ALGO, "algo = -1 is none of");
 }
 
-// OPP_ALGO_FAST is valid but NOT_SUPPORTED_ALGO in this build.
-static void test_desc_check_fast_algo_not_supported(void **state) {
+// OPP_ALGO_FAST serves f16/bf16 with head sizes that are multiples of 8 up
+// to 256; elsewhere it is NOT_SUPPORTED with the reason (AUTO falls back).
+static void test_desc_check_fast_algo_support(void **state) {
     (void)state;
     opp_attention_desc_t d = valid_desc();
     d.algo = OPP_ALGO_FAST;
-    assert_claim_fails(d, OPP_STATUS_NOT_SUPPORTED_ALGO,
-                       "algo = FAST: this build has no FAST kernel");
+    assert_opp_ok(opp_attention_claim_check(&d));
+    assert_opp_ok(opp_attention_desc_check(&d));
+    d.q_dtype = d.k_dtype = d.v_dtype = d.out_dtype = OPP_DTYPE_F32;
+    assert_claim_fails(d, OPP_STATUS_NOT_SUPPORTED_DTYPE, "no FAST kernel for q_dtype = f32");
+    d.algo = OPP_ALGO_AUTO;
+    assert_opp_ok(opp_attention_claim_check(&d));
+    d = valid_desc();
+    d.algo = OPP_ALGO_FAST;
+    d.head_size = 100;
+    assert_claim_fails(d, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                       "no FAST kernel for head_size = 100, v_head_size = 100: FAST needs "
+                       "multiples of 8");
+    d.head_size = 64;
+    d.v_head_size = 256;
+    assert_opp_ok(opp_attention_claim_check(&d));
+    d.q_row_stride = 8 * 64 + 4; /* a row stride that breaks 16-byte loads: desc level */
+    assert_desc_fails(d, OPP_STATUS_NOT_SUPPORTED_FEATURE, "multiple of 8 elements (q 516");
 }
 
 // With several faults the first in the documented order wins (dtype, heads, sizes, options).
@@ -244,7 +260,8 @@ static void test_desc_check_first_fault_in_order_reported(void **state) {
     d.softcap = 0.0f;
     assert_claim_fails(d, OPP_STATUS_BAD_PARAM_IS_CAUSAL, "is_causal = 5");
     d.is_causal = 0;
-    assert_claim_fails(d, OPP_STATUS_NOT_SUPPORTED_ALGO, "algo = FAST");
+    d.head_size = 60; /* FAST needs multiples of 8: a claim-time fault, before batch */
+    assert_claim_fails(d, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE, "FAST needs multiples of 8");
     d.algo = OPP_ALGO_EXACT;
     assert_desc_fails(d, OPP_STATUS_BAD_PARAM_BATCH, "batch = 0");
 }
@@ -267,7 +284,7 @@ int main(void) {
         cmocka_unit_test(test_desc_check_bad_softcap_rejected),
         cmocka_unit_test(test_desc_check_is_causal_not_bool_rejected),
         cmocka_unit_test(test_desc_check_unknown_algo_rejected),
-        cmocka_unit_test(test_desc_check_fast_algo_not_supported),
+        cmocka_unit_test(test_desc_check_fast_algo_support),
         cmocka_unit_test(test_desc_check_first_fault_in_order_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -89,6 +89,50 @@ static void test_query_names_the_kernel(void **state) {
     assert_string_equal(name, "exact_f16_d128_bm64");
 }
 
+/* The kernel name desc gets on sm (asserts success). */
+static const char *query(const opp_attention_desc_t *d, int32_t sm) {
+    const char *name = NULL;
+    assert_opp_ok(opp_attention_kernel_query(d, sm, &name));
+    return name;
+}
+
+/* FAST rows: the smallest bucket that holds D and Dv; the 99 KB tiles on
+ * sm_86 / sm_89; AUTO takes FAST where it serves and EXACT elsewhere. */
+static void test_fast_rows_and_auto(void **state) {
+    (void)state;
+    opp_attention_desc_t d = packed_desc(OPP_DTYPE_BF16, 128, 0, OPP_ALGO_AUTO);
+    assert_string_equal(query(&d, 90), "flash_bf16_d128");
+    assert_string_equal(query(&d, 86), "flash_bf16_d128");
+    d = packed_desc(OPP_DTYPE_F16, 256, 0, OPP_ALGO_FAST);
+    assert_string_equal(query(&d, 90), "flash_f16_d256");
+    assert_string_equal(query(&d, 80), "flash_f16_d256");
+    assert_string_equal(query(&d, 89), "flash_f16_d256_bm64");
+    d = packed_desc(OPP_DTYPE_BF16, 192, 128, OPP_ALGO_FAST);
+    assert_string_equal(query(&d, 90), "flash_bf16_d192");
+    assert_string_equal(query(&d, 86), "flash_bf16_d192_bm64");
+    d = packed_desc(OPP_DTYPE_F16, 64, 256, OPP_ALGO_FAST); /* Dv decides the bucket */
+    assert_string_equal(query(&d, 90), "flash_f16_d256");
+    d = packed_desc(OPP_DTYPE_F16, 32, 24, OPP_ALGO_AUTO);
+    assert_string_equal(query(&d, 90), "flash_f16_d32");
+    d = packed_desc(OPP_DTYPE_F16, 72, 0, OPP_ALGO_AUTO);
+    assert_string_equal(query(&d, 90), "flash_f16_d96");
+    /* AUTO falls back to EXACT: f32, head sizes not multiples of 8, strides */
+    d = packed_desc(OPP_DTYPE_F32, 128, 0, OPP_ALGO_AUTO);
+    assert_string_equal(query(&d, 90), "exact_f32_d128_bm64");
+    d = packed_desc(OPP_DTYPE_BF16, 100, 0, OPP_ALGO_AUTO);
+    assert_string_equal(query(&d, 90), "exact_bf16_d128_bm64");
+    d = packed_desc(OPP_DTYPE_BF16, 128, 0, OPP_ALGO_AUTO);
+    d.k_row_stride = 2 * 128 + 4;
+    assert_string_equal(query(&d, 90), "exact_bf16_d128_bm64");
+    const char *name = "x";
+    d.algo = OPP_ALGO_FAST;
+    assert_opp_status(opp_attention_kernel_query(&d, 90, &name), OPP_STATUS_NOT_SUPPORTED_FEATURE,
+                      "k 260");
+    opp_attention24_desc_t a = padded_desc(OPP_DTYPE_BF16, 128, OPP_ALGO_AUTO);
+    assert_opp_ok(opp_attention24_kernel_query(&a, 90, &name));
+    assert_string_equal(name, "flash_bf16_d128");
+}
+
 /* Every failure has a status and a reason; the name is NULL then. */
 static void test_query_reasons(void **state) {
     (void)state;
@@ -122,8 +166,8 @@ static void test_query_reasons(void **state) {
  * and records no error on the way (a FAST miss is not an error). */
 static void test_auto_resolves_quietly(void **state) {
     (void)state;
-    const int32_t sms[2] = {80, 90};
-    for (int s = 0; s < 2; ++s) {
+    const int32_t sms[4] = {80, 86, 89, 90};
+    for (int s = 0; s < 4; ++s) {
         opp_attention_desc_t d = packed_desc(OPP_DTYPE_F16, 64, 0, OPP_ALGO_AUTO);
         opp__problem_t p;
         assert_opp_ok(opp__problem_from_desc(&d, &p));
@@ -157,6 +201,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_well_formed),
         cmocka_unit_test(test_query_names_the_kernel),
+        cmocka_unit_test(test_fast_rows_and_auto),
         cmocka_unit_test(test_query_reasons),
         cmocka_unit_test(test_auto_resolves_quietly),
         cmocka_unit_test(test_run_without_device_is_no_device),

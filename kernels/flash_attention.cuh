@@ -1,0 +1,456 @@
+/*
+ * flash_attention.cuh - the FAST path's portable flash kernel (sm_80 on):
+ * tensor cores through mma.sync m16n8k16 with fp32 accumulation, cp.async
+ * loads, online softmax in fp32. Included by kernels/flash_d<D>.cu, which
+ * instantiate it for the FAST lines of kernels/kernel_list.h.
+ *
+ *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (element strides)
+ *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]
+ *   lse [Hq, total_q] or [B, Hq, S_q] float32 (optional)
+ *
+ * Design.
+ * Tiles: one block owns BM query rows of one (sequence b, kv head hk):
+ * rows are token x query-head-in-group (row r -> token r / G, head
+ * hk G + r % G), so the G query heads that share a kv head share every K/V
+ * tile and short or single-token query blocks still fill the M dimension
+ * (GQA packing). NW warps each own MT = BM / (16 NW) m16 tiles. Keys go in
+ * blocks of BN from key 0 of the sequence, ascending.
+ * Head sizes: one kernel serves D, Dv <= DB (a multiple of 8): columns past
+ * D or Dv load as zeros (they add exact zeros to every dot product) and are
+ * never stored.
+ * Shared memory: Q [BM][DB+8], K [BN][DB+8], V [BN][DB+8] (16-bit; the pad
+ * of 16 bytes per row makes every ldmatrix phase conflict-free). K and V
+ * have one buffer each; V of block j loads while S = Q K_j^T and its
+ * softmax run, K of block j+1 while O += P V_j runs (FlashAttention-2's
+ * schedule).
+ * Softmax: scores in the log2 domain, x = s * scale * log2(e), or with
+ * softcap c: x = c log2(e) tanh(s * scale / c) (before any mask); masked
+ * keys are set to -inf, never added to. Per row: m = running max, l =
+ * running sum (per thread, reduced over the quad once at the end); a row
+ * whose max is still -inf uses 0 in its exponentials, so it stays at
+ * l = 0, O = 0. P is rounded to the storage type for P V. End: O / l (0 for
+ * l = 0), LSE = (m + log2 l) ln 2 (-inf for l = 0).
+ * Masks: key j of the sequence is visible to local query token t iff
+ * j < L_kv and, when causal, j <= t + L_kv - L_q (tail-aligned; the offset
+ * may be negative). Keys past L_kv are zero-filled in shared memory and
+ * never read from global memory, so padding (even NaN) never reaches a
+ * valid row; only blocks that hold a masked key for some row of the tile
+ * evaluate masks.
+ * Batch invariance (DESIGN.md section 4): a row's arithmetic depends only
+ * on its own query, its sequence's keys, and the key-block grid, which is
+ * anchored at key 0 of the sequence with the static BN. A tile may process
+ * more key blocks than one of its rows sees (the causal frontier of its last
+ * row); for that row such a block has max -inf, so its rescale factor is
+ * 2^0 = 1 and it adds exact zeros: the row's bits do not depend on which
+ * other rows share its tile, on the layout, or on the batch.
+ * Work: a 1-D grid strides over items (m-block, sequence, kv head), the
+ * highest m-blocks first (the longest under causal masking); an item past
+ * its sequence's rows ends at once.
+ */
+#ifndef OPP_KERNELS_FLASH_ATTENTION_CUH
+#define OPP_KERNELS_FLASH_ATTENTION_CUH
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/flash_tile.cuh"
+#include "kernels/kernels.h"
+#include "lib/internal/check.h"
+
+// --- configuration
+
+/* DB: head-size bucket; BM x BN tile; NW warps (see kernel_list.h). */
+template <int DB_, int BM_, int BN_, int NW_> struct flash_cfg {
+    static constexpr int DB = DB_, BM = BM_, BN = BN_, NW = NW_;
+    static constexpr int THREADS = 32 * NW_;
+    static constexpr int MT = BM_ / (16 * NW_); /* m16 tiles per warp */
+    static constexpr int PITCH = DB_ + 8;       /* elements per shared row */
+    static constexpr int CHUNKS = DB_ / 8;      /* 16-byte chunks per row */
+    /* loads: thread -> (row tid / CP, chunk tid % CP), CP = CHUNKS rounded up
+     * to a power of two (chunks >= CHUNKS idle), rows advance by RSTEP */
+    static constexpr int CP = CHUNKS <= 4 ? 4 : (CHUNKS <= 8 ? 8 : (CHUNKS <= 16 ? 16 : 32));
+    static constexpr int RSTEP = THREADS / CP;
+    static constexpr size_t Q_ELEMS = (size_t)BM_ * PITCH;
+    static constexpr size_t KV_ELEMS = (size_t)BN_ * PITCH;
+    static constexpr size_t SMEM_BYTES = (Q_ELEMS + 2 * KV_ELEMS) * 2;
+    static_assert(DB_ % 16 == 0 && BN_ % 16 == 0, "k16 steps");
+    static_assert(MT >= 1 && MT * 16 * NW_ == BM_, "whole m16 tiles per warp");
+    static_assert(SMEM_BYTES == OPP__FLASH_SMEM_BYTES(DB_, BM_, BN_), "kernel_list.h formula");
+    static_assert(RSTEP >= 1 && BN_ % RSTEP == 0 && BM_ % RSTEP == 0, "whole load rounds");
+};
+
+/* Everything the kernel needs, by value (built by flash_launch). */
+struct flash_args {
+    const int32_t *cu_q, *cu_kv; /* packed layout, else NULL */
+    const int64_t *nonpad;       /* padded layout, else NULL */
+    int32_t batch, hkv, g, d, dv, q_seqlen, n_mb;
+    int64_t items; /* n_mb * batch * hkv */
+    opp__tensor_t q, k, v, out;
+    float *lse;
+    int64_t lse_head, lse_batch;
+    float scale_log2; /* scale * log2(e) (no softcap) */
+    float cap_scale;  /* scale / softcap (softcap on) */
+    float cap_log2;   /* softcap * log2(e); 0: softcap off */
+    int32_t is_causal;
+};
+
+// --- kernels
+
+/* Keys visible to local query token t: 0 .. key_end - 1 (clamped to 0..lkv). */
+__device__ __forceinline__ int32_t flash_key_end(bool causal, int64_t t, int32_t lq, int32_t lkv) {
+    if (!causal) {
+        return lkv;
+    }
+    const int64_t e = t + (int64_t)lkv - lq + 1;
+    return (int32_t)(e < 0 ? 0 : (e > lkv ? lkv : e));
+}
+
+/* One item: rows r0 .. r0+BM-1 of sequence b, kv head hk. */
+template <int DT, class C>
+__device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, uint16_t *sk,
+                                           uint16_t *sv, int64_t w) {
+    const int64_t per = (int64_t)a.batch * a.hkv;
+    const int32_t mb = a.n_mb - 1 - (int32_t)(w / per);
+    const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
+    const int32_t g = a.g;
+    int32_t lq, lkv;
+    int64_t qb, kb0, vb0, ob, lse_base;
+    if (a.cu_q != NULL) {
+        const int64_t q0 = a.cu_q[b], k0 = a.cu_kv[b];
+        lq = (int32_t)(a.cu_q[b + 1] - q0);
+        lkv = (int32_t)(a.cu_kv[b + 1] - k0);
+        qb = q0 * a.q.row, kb0 = k0 * a.k.row, vb0 = k0 * a.v.row, ob = q0 * a.out.row;
+        lse_base = q0;
+    } else {
+        lq = a.q_seqlen;
+        lkv = (int32_t)a.nonpad[b];
+        qb = b * a.q.batch, kb0 = b * a.k.batch, vb0 = b * a.v.batch, ob = b * a.out.batch;
+        lse_base = b * a.lse_batch;
+    }
+    const int64_t nrows = (int64_t)lq * g, r0 = (int64_t)mb * C::BM;
+    if (r0 >= nrows) {
+        return; /* uniform: this m-block lies past the sequence */
+    }
+    const bool causal = a.is_causal != 0;
+    const int64_t last = (r0 + C::BM < nrows ? r0 + C::BM : nrows) - 1;
+    const int32_t kend_tile = flash_key_end(causal, last / g, lq, lkv);
+    const int32_t kfull = flash_key_end(causal, r0 / g, lq, lkv); /* visible to every row */
+    const int32_t nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int qr = lane >> 2, qc = lane & 3; /* fragment row / column pair */
+    const uint16_t *qg = (const uint16_t *)a.q.ptr + qb + (int64_t)hk * g * a.q.head;
+    const uint16_t *kg = (const uint16_t *)a.k.ptr + kb0 + (int64_t)hk * a.k.head;
+    const uint16_t *vg = (const uint16_t *)a.v.ptr + vb0 + (int64_t)hk * a.v.head;
+
+    /* loads: this thread's row (of RSTEP per round) and 16-byte chunk */
+    const int ld_r = tid / C::CP, ld_c = tid % C::CP;
+    /* Q tile -> shared (rows past the sequence and columns past D are zeros);
+     * tile row r is token t0 + (rem0 + r) / G, head-in-group (rem0 + r) % G */
+    const int64_t t0 = r0 / g;
+    const int32_t rem0 = (int32_t)(r0 - t0 * g);
+#pragma unroll
+    for (int r = ld_r; r < C::BM; r += C::RSTEP) {
+        const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+        const bool ok = r0 + r < nrows && ld_c < C::CHUNKS && ld_c * 8 < a.d;
+        const uint16_t *src = ok ? qg + (t0 + tt) * a.q.row + hg * a.q.head + ld_c * 8 : qg;
+        flash_cp_async16(flash_smem_addr(sq + r * C::PITCH + ld_c * 8), src, ok);
+    }
+    /* K or V block j -> shared (keys past L_kv and columns past the width: zeros) */
+    auto load_kv = [&](uint16_t *dst, const uint16_t *src0, int64_t row_stride, int width,
+                       int32_t j) {
+        const bool col_ok = ld_c < C::CHUNKS && ld_c * 8 < width;
+        const int32_t key0 = j * C::BN + ld_r;
+        const uint16_t *src = src0 + (int64_t)key0 * row_stride + ld_c * 8;
+        const int64_t step = (int64_t)C::RSTEP * row_stride;
+#pragma unroll
+        for (int r = 0; r < C::BN; r += C::RSTEP) {
+            const bool ok = col_ok && key0 + r < lkv;
+            flash_cp_async16(flash_smem_addr(dst + (ld_r + r) * C::PITCH + ld_c * 8),
+                             ok ? src : src0, ok);
+            src += step;
+        }
+    };
+    if (nkb > 0) {
+        load_kv(sk, kg, a.k.row, a.d, 0);
+    }
+    flash_cp_async_commit();
+
+    /* this thread's rows: (i, h) -> tile row rt + i*16 + 8h */
+    const int32_t rt = warp * 16 * C::MT + qr;
+    float m[C::MT][2], l[C::MT][2];
+    float o[C::MT][C::DB / 8][4];
+#pragma unroll
+    for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            m[i][h] = -INFINITY;
+            l[i][h] = 0.0f;
+        }
+#pragma unroll
+        for (int n = 0; n < C::DB / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                o[i][n][e] = 0.0f;
+            }
+        }
+    }
+    const uint32_t q_lane =
+        flash_smem_addr(sq + (warp * 16 * C::MT + (lane & 15)) * C::PITCH + (lane >> 4) * 8);
+    const uint32_t k_lane =
+        flash_smem_addr(sk + ((lane & 7) + (lane >> 4) * 8) * C::PITCH + ((lane >> 3) & 1) * 8);
+    const uint32_t v_lane =
+        flash_smem_addr(sv + ((lane & 7) + ((lane >> 3) & 1) * 8) * C::PITCH + (lane >> 4) * 8);
+
+    for (int32_t j = 0; j < nkb; ++j) {
+        flash_cp_async_wait<0>();
+        __syncthreads(); /* K_j (and Q) landed; every warp is done with V_{j-1} */
+        load_kv(sv, vg, a.v.row, a.dv, j);
+        flash_cp_async_commit();
+
+        /* S = Q K_j^T */
+        float s[C::MT][C::BN / 8][4];
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+            for (int n = 0; n < C::BN / 8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    s[i][n][e] = 0.0f;
+                }
+            }
+        }
+#pragma unroll 1
+        for (int ks = 0; ks < C::DB / 16; ++ks) {
+            if (ks * 16 >= a.d) {
+                break; /* uniform: the rest of the bucket is zeros */
+            }
+            uint32_t qa[C::MT][4];
+#pragma unroll
+            for (int i = 0; i < C::MT; ++i) {
+                flash_ldmatrix_x4(qa[i], q_lane + (i * 16 * C::PITCH + ks * 16) * 2);
+            }
+#pragma unroll
+            for (int n2 = 0; n2 < C::BN / 16; ++n2) {
+                uint32_t kf[4];
+                flash_ldmatrix_x4(kf, k_lane + (n2 * 16 * C::PITCH + ks * 16) * 2);
+#pragma unroll
+                for (int i = 0; i < C::MT; ++i) {
+                    flash_mma<DT>(s[i][2 * n2], qa[i], kf[0], kf[1]);
+                    flash_mma<DT>(s[i][2 * n2 + 1], qa[i], kf[2], kf[3]);
+                }
+            }
+        }
+
+        /* scores -> log2 domain, masks, online softmax; P into s */
+        const bool masked = (int64_t)(j + 1) * C::BN > kfull;
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                /* masked blocks only: this row's first invisible key, relative to the block */
+                const int32_t kend =
+                    masked ? flash_key_end(causal, t0 + (rem0 + rt + i * 16 + 8 * h) / g, lq, lkv) -
+                                 j * C::BN
+                           : C::BN;
+                float mx = m[i][h];
+#pragma unroll
+                for (int n = 0; n < C::BN / 8; ++n) {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        float x = s[i][n][2 * h + e];
+                        x = a.cap_log2 != 0.0f ? a.cap_log2 * flash_tanh(x * a.cap_scale)
+                                               : x * a.scale_log2;
+                        if (n * 8 + 2 * qc + e >= kend) {
+                            x = -INFINITY;
+                        }
+                        s[i][n][2 * h + e] = x;
+                        mx = fmaxf(mx, x);
+                    }
+                }
+                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+                const float mu = mx == -INFINITY ? 0.0f : mx; /* all masked so far: stay 0 */
+                const float alpha = flash_exp2(m[i][h] - mu);
+                m[i][h] = mx;
+                float sum = 0.0f;
+#pragma unroll
+                for (int n = 0; n < C::BN / 8; ++n) {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const float p = flash_exp2(s[i][n][2 * h + e] - mu);
+                        s[i][n][2 * h + e] = p;
+                        sum += p;
+                    }
+                }
+                l[i][h] = l[i][h] * alpha + sum;
+#pragma unroll
+                for (int n = 0; n < C::DB / 8; ++n) {
+                    o[i][n][2 * h] *= alpha;
+                    o[i][n][2 * h + 1] *= alpha;
+                }
+            }
+        }
+
+        /* P in the storage type, as the A fragments of P V (s dies here) */
+        uint32_t pa[C::MT][C::BN / 16][4];
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+            for (int kk = 0; kk < C::BN / 16; ++kk) {
+                pa[i][kk][0] = flash_type<DT>::pack(s[i][2 * kk][0], s[i][2 * kk][1]);
+                pa[i][kk][1] = flash_type<DT>::pack(s[i][2 * kk][2], s[i][2 * kk][3]);
+                pa[i][kk][2] = flash_type<DT>::pack(s[i][2 * kk + 1][0], s[i][2 * kk + 1][1]);
+                pa[i][kk][3] = flash_type<DT>::pack(s[i][2 * kk + 1][2], s[i][2 * kk + 1][3]);
+            }
+        }
+
+        flash_cp_async_wait<0>();
+        __syncthreads(); /* V_j landed; every warp is done with K_j */
+        if (j + 1 < nkb) {
+            load_kv(sk, kg, a.k.row, a.d, j + 1);
+        }
+        flash_cp_async_commit();
+
+        /* O += P V_j */
+#pragma unroll
+        for (int kk = 0; kk < C::BN / 16; ++kk) {
+#pragma unroll
+            for (int n2 = 0; n2 < C::DB / 16; ++n2) {
+                if (n2 * 16 >= a.dv) {
+                    break; /* uniform */
+                }
+                uint32_t vf[4];
+                flash_ldmatrix_x4_trans(vf, v_lane + (kk * 16 * C::PITCH + n2 * 16) * 2);
+#pragma unroll
+                for (int i = 0; i < C::MT; ++i) {
+                    flash_mma<DT>(o[i][2 * n2], pa[i][kk], vf[0], vf[1]);
+                    flash_mma<DT>(o[i][2 * n2 + 1], pa[i][kk], vf[2], vf[3]);
+                }
+            }
+        }
+    }
+    flash_cp_async_wait<0>();
+
+    /* epilogue: O / l, LSE; only rows of the sequence, only columns < Dv */
+    uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)hk * g * a.out.head;
+#pragma unroll
+    for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float sum = l[i][h];
+            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
+            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+            const int32_t r = rt + i * 16 + 8 * h;
+            if (r0 + r >= nrows) {
+                continue;
+            }
+            const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+            const int64_t t = t0 + tt;
+            const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+            uint16_t *orow = og + t * a.out.row + hg * a.out.head;
+#pragma unroll
+            for (int n = 0; n < C::DB / 8; ++n) {
+                const int col = n * 8 + 2 * qc;
+                if (col < a.dv) {
+                    *(uint32_t *)(orow + col) =
+                        flash_type<DT>::pack(o[i][n][2 * h] * inv, o[i][n][2 * h + 1] * inv);
+                }
+            }
+            if (a.lse != NULL && qc == 0) {
+                const float lse =
+                    sum > 0.0f ? (m[i][h] + __log2f(sum)) * 0.69314718055994531f : -INFINITY;
+                a.lse[lse_base + (hk * g + hg) * a.lse_head + t] = lse;
+            }
+        }
+    }
+    __syncthreads(); /* shared memory is reused by the block's next item */
+}
+
+/* grid.x blocks stride over a.items; rec: the guard record, read first. */
+template <int DT, class C>
+static __global__ void __launch_bounds__(C::THREADS)
+    flash_attention_kernel(const flash_args a, const opp__guard_record_t *rec) {
+    if (rec->code != OPP_STATUS_SUCCESS) {
+        return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
+    }
+    extern __shared__ __align__(16) uint16_t flash_smem[];
+    uint16_t *sq = flash_smem, *sk = sq + C::Q_ELEMS, *sv = sk + C::KV_ELEMS;
+    for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
+        flash_tile<DT, C>(a, sq, sk, sv, w);
+    }
+}
+
+// --- launchers
+
+/* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of C::THREADS,
+ * items = ceil(max_seqlen_q * G / BM) * B * Hkv, C::SMEM_BYTES of dynamic
+ * shared memory (the attribute is set once per device). */
+template <int DT, class C>
+static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *plan,
+                                 struct CUstream_st *stream) {
+    flash_args a;
+    memset(&a, 0, sizeof(a));
+    if (p->layout == OPP__LAYOUT_PACKED) {
+        a.cu_q = p->cu_seqlens_q;
+        a.cu_kv = p->cu_seqlens_kv;
+    } else {
+        a.nonpad = p->nonpad;
+    }
+    a.batch = p->batch;
+    a.hkv = p->a.hkv;
+    a.g = p->a.g;
+    a.d = p->a.d;
+    a.dv = p->a.dv;
+    a.q_seqlen = p->q_seqlen;
+    a.n_mb = (int32_t)(((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM);
+    a.items = (int64_t)a.n_mb * a.batch * a.hkv;
+    a.q = p->q;
+    a.k = p->k;
+    a.v = p->v;
+    a.out = p->out;
+    a.lse = p->lse;
+    a.lse_head = p->lse_head;
+    a.lse_batch = p->lse_batch;
+    const float log2e = 1.4426950408889634f;
+    a.scale_log2 = p->a.softmax_scale * log2e;
+    if (p->a.softcap > 0.0f) {
+        a.cap_scale = p->a.softmax_scale / p->a.softcap;
+        a.cap_log2 = p->a.softcap * log2e;
+    }
+    a.is_causal = p->a.is_causal;
+    if (a.items == 0) {
+        return OPP_STATUS_SUCCESS;
+    }
+    static int smem_set[64]; /* per device: the attribute is a per-context setting */
+    int dev = 0;
+    OPP_CUDA_TRY(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= 64 || !__atomic_load_n(&smem_set[dev], __ATOMIC_RELAXED)) {
+        OPP_CUDA_TRY(cudaFuncSetAttribute((const void *)flash_attention_kernel<DT, C>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)C::SMEM_BYTES));
+        if (dev >= 0 && dev < 64) {
+            __atomic_store_n(&smem_set[dev], 1, __ATOMIC_RELAXED);
+        }
+    }
+    const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
+    flash_attention_kernel<DT, C><<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(
+        a, (const opp__guard_record_t *)plan->guard_record);
+    OPP_CUDA_TRY(cudaGetLastError());
+    return OPP_STATUS_SUCCESS;
+}
+
+/* One launch function per FAST line of kernels/kernel_list.h. */
+#define OPP__FLASH_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, BM, BN, THREADS, SMEM)      \
+    extern "C" opp_status_t opp__launch_##name(                                         \
+        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan, \
+        struct CUstream_st *stream) {                                                   \
+        typedef flash_cfg<DMAX, BM, BN, (THREADS) / 32> cfg_t;                          \
+        static_assert(cfg_t::SMEM_BYTES == (SMEM), "flash smem");                       \
+        (void)row;                                                                      \
+        return flash_launch<OPP_DTYPE_##DTYPE, cfg_t>(p, plan, stream);                 \
+    }
+
+#endif /* OPP_KERNELS_FLASH_ATTENTION_CUH */

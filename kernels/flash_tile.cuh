@@ -1,0 +1,119 @@
+/*
+ * flash_tile.cuh - device building blocks of the FAST flash kernel
+ * (kernels/flash_attention.cuh): the tensor-core instructions (mma.sync
+ * m16n8k16 with fp32 accumulation, ldmatrix), cp.async with zero fill, the
+ * 16-bit storage types, and the exp2 / tanh the softmax uses. CUDA C++ with
+ * inline PTX; every instruction here exists from sm_80 on.
+ *
+ * Fragment layouts (PTX ISA, mma.m16n8k16, g = lane / 4, t = lane % 4):
+ *   A (16 x 16, row-major)  a0: (g, 2t..2t+1)  a1: (g+8, 2t..)  a2: (g, 2t+8..)  a3: (g+8, 2t+8..)
+ *   B (16 x 8, "col")       b0: (k 2t..2t+1, n g)   b1: (k 2t+8.., n g)
+ *   C (16 x 8, fp32)        c0, c1: (g, 2t..2t+1)   c2, c3: (g+8, 2t..2t+1)
+ * so the C fragments of two adjacent n8 tiles are exactly the A fragment of
+ * one k16 step: the softmax's P feeds P.V without a trip through memory.
+ */
+#ifndef OPP_KERNELS_FLASH_TILE_CUH
+#define OPP_KERNELS_FLASH_TILE_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "lib/oppacked.h"
+
+// --- storage types
+
+/* 16-bit storage: the mma instruction's type name and the float -> packed
+ * pair conversion (round to nearest even). */
+template <int DT> struct flash_type;
+
+template <> struct flash_type<OPP_DTYPE_F16> {
+    __device__ static __forceinline__ uint32_t pack(float lo, float hi) {
+        const __half2 h = __floats2half2_rn(lo, hi);
+        return *(const uint32_t *)&h;
+    }
+};
+
+template <> struct flash_type<OPP_DTYPE_BF16> {
+    __device__ static __forceinline__ uint32_t pack(float lo, float hi) {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        return *(const uint32_t *)&h;
+    }
+};
+
+// --- tensor cores
+
+/* c += a * b on one m16n8k16 tile (fp32 accumulators). */
+template <int DT>
+__device__ __forceinline__ void flash_mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                          uint32_t b1) {
+    if (DT == OPP_DTYPE_F16) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    } else {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+}
+
+/* Four 8x8 16-bit matrices from shared memory; lane l gives the address of
+ * row l % 8 of matrix l / 8. */
+__device__ __forceinline__ void flash_ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+/* The same, each matrix transposed. */
+__device__ __forceinline__ void flash_ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+// --- asynchronous copies
+
+/* 16 bytes global -> shared; when !valid nothing is read and the 16 bytes
+ * become zeros (src must still be a valid address: pass the tensor base). */
+__device__ __forceinline__ void flash_cp_async16(uint32_t dst, const void *src, bool valid) {
+    const int bytes = valid ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void flash_cp_async_commit() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* Waits until at most N committed groups are still in flight. */
+template <int N> __device__ __forceinline__ void flash_cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ uint32_t flash_smem_addr(const void *p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+// --- special functions
+
+/* 2^x (MUFU.EX2; 2^-inf = 0). */
+__device__ __forceinline__ float flash_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* tanh(x) = sign(x) (1 - 2 / (e^{2|x|} + 1)): one ex2 and one reciprocal,
+ * a few ulp of float (MUFU.TANH's 2^-11 would cost softcap ~0.1% of a
+ * score). Saturates to +-1 for large |x|. */
+__device__ __forceinline__ float flash_tanh(float x) {
+    const float e = flash_exp2(fabsf(x) * 2.8853900817779268f); /* 2 log2(e) */
+    const float t = 1.0f - __fdividef(2.0f, e + 1.0f);
+    return copysignf(t, x);
+}
+
+#endif /* OPP_KERNELS_FLASH_TILE_CUH */
