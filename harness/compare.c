@@ -157,3 +157,37 @@ uint64_t opp_cmp_ulp_distance(uint64_t a_bits, uint64_t b_bits, opp_dtype_t dtyp
     const uint64_t keep = f.bytes == 8 ? UINT64_MAX : (((uint64_t)1 << (8 * f.bytes)) - 1);
     return ulp_distance(a_bits & keep, b_bits & keep, &f);
 }
+
+// --- error of approximate results
+
+int opp_cmp_error(const void *got, const void *want, size_t n, opp_dtype_t dtype,
+                  opp_err_stats_t *stats) {
+    fp_format_t f;
+    if (fp_format_of(dtype, &f) != 0 || (n > 0 && (got == NULL || want == NULL))) {
+        fprintf(stderr, "opp_cmp_error: dtype %s or a NULL buffer is not supported\n",
+                opp_dtype_name(dtype));
+        return -1;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const double g = bits_to_double(load_bits(got, i, f.bytes), &f);
+        const double w = bits_to_double(load_bits(want, i, f.bytes), &f);
+        ++stats->compared;
+        if (!isfinite(w)) {
+            continue;
+        }
+        if (!isfinite(g)) {
+            ++stats->nonfinite;
+            continue;
+        }
+        const double e = fabs(g - w);
+        stats->max_abs = e > stats->max_abs ? e : stats->max_abs;
+        stats->sum_sq += e * e;
+        stats->max_want = fabs(w) > stats->max_want ? fabs(w) : stats->max_want;
+    }
+    return 0;
+}
+
+double opp_err_rms(const opp_err_stats_t *stats) {
+    const size_t finite = stats->compared - stats->nonfinite;
+    return finite > 0 ? sqrt(stats->sum_sq / (double)finite) : 0.0;
+}

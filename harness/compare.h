@@ -33,4 +33,23 @@ size_t opp_cmp(const void *got, const void *want, size_t n, opp_dtype_t dtype, i
  * bits); 0 when both are NaN, UINT64_MAX when one is. */
 uint64_t opp_cmp_ulp_distance(uint64_t a_bits, uint64_t b_bits, opp_dtype_t dtype);
 
+/* Error of an approximate result (the FAST path) against an exact one, in
+ * double. Accumulates over calls; zero-initialise it first. */
+typedef struct opp_err_stats {
+    size_t compared;  /* elements compared */
+    size_t nonfinite; /* elements where got is NaN/inf but want is finite */
+    double max_abs;   /* max |got - want| over finite pairs */
+    double sum_sq;    /* sum of (got - want)^2 over finite pairs */
+    double max_want;  /* max |want| */
+} opp_err_stats_t;
+
+/* Adds the error of n elements of dtype got against want to stats.
+ * @return : 0, or -1 (after printing why) for an unsupported dtype or a NULL
+ *           pointer with n > 0. */
+int opp_cmp_error(const void *got, const void *want, size_t n, opp_dtype_t dtype,
+                  opp_err_stats_t *stats);
+
+/* Root-mean-square error of stats (0 when nothing was compared). */
+double opp_err_rms(const opp_err_stats_t *stats);
+
 #endif /* OPP_HARNESS_COMPARE_H */

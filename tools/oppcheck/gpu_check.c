@@ -3,8 +3,10 @@
  * layout (L2: vs the CPU packed reference), the same kernel on the padded
  * Attention-24 layouts (vs the packed GPU output), and the cuBLAS padded
  * Attention-24 reference (L3: vs the exact GPU output; f16/bf16 bit for bit,
- * f32 within 1 ulp). Times are CUDA-event milliseconds of one run after a
- * warm-up run. Uploads, poison, the runs and their timing are the
+ * f32 within 1 ulp); then, where a FAST kernel serves the batch, the FAST
+ * path on the packed layout (its error against the exact GPU output) and on
+ * the padded layouts (L4: bit-identical to the FAST packed output). Times are CUDA-event
+ * milliseconds of one run after a warm-up run. Uploads, poison, the runs and their timing are the
  * harness's (harness/gpu_*.h). Exits the process on a CUDA failure (a
  * tool, not the library).
  */
@@ -41,7 +43,7 @@ static int compare_row(oppcheck_row_t *row, const void *got, const void *want, s
 }
 
 /* The padded runs (exact kernel and cuBLAS reference) for one layout. */
-static int run_layout(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison,
+static int run_layout(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison, opp_algo_t algo,
                       const void *gpu_packed, oppcheck_table_t *t, opp_ref_gpu_t *ref,
                       cudaStream_t s) {
     const size_t es = opp_dtype_size(lb->dtype);
@@ -63,9 +65,11 @@ static int run_layout(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison,
                                 .y = dev.y,
                                 .stream = s};
     opp_hgpu_nonpad_desc(&pad.desc, &p.desc);
+    p.desc.algo = algo;
     int rc = 0;
     char name[96];
-    snprintf(name, sizeof(name), "exact GPU kernel (Attention-24 %dD, %s pad) vs packed", (int)rank,
+    snprintf(name, sizeof(name), "%s (Attention-24 %dD, %s pad) vs packed",
+             algo == OPP_ALGO_FAST ? "FAST kernel" : "exact GPU kernel", (int)rank,
              poison == OPP_LB_POISON_NAN ? "NaN" : "finite");
     oppcheck_row_t *row = oppcheck_table_add(t, name);
     opp_status_t st = opp_attention24_nonpad_workspace_size(&p.desc, &p.workspace_bytes);
@@ -115,6 +119,52 @@ static int run_layout(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison,
     return rc;
 }
 
+/* The FAST path, where a FAST kernel serves the batch on this device: on the
+ * packed layout (error vs the exact GPU output `exact`, no NaN), then on
+ * the padded layouts (bit-identical to the FAST packed output). r: the
+ * packed call of the exact run (its buffers are reused). */
+static int run_fast(const opp_lb_t *lb, const oppcheck_opts_t *o, opp_hgpu_packed_call_t *r,
+                    const void *exact, oppcheck_table_t *t, cudaStream_t s) {
+    const size_t es = opp_dtype_size(lb->dtype);
+    const size_t n = opp_hgpu_out_elems(lb);
+    r->desc.algo = OPP_ALGO_FAST;
+    int32_t sm = 0;
+    const char *kernel = NULL;
+    char name[96];
+    opp_status_t st = opp_device_sm_arch(&sm);
+    if (st == OPP_STATUS_SUCCESS) {
+        st = opp_attention_kernel_query(&r->desc, sm, &kernel);
+    }
+    if (st != OPP_STATUS_SUCCESS) {
+        printf("FAST path: not run: %s: %s\n", opp_status_name(st), opp_last_error_message());
+        return 0;
+    }
+    snprintf(name, sizeof(name), "FAST kernel %s (packed) vs exact GPU", kernel);
+    oppcheck_row_t *row = oppcheck_table_add(t, name);
+    opp_hgpu_poison(r->dev->out, n, lb->dtype, OPP_HGPU_POISON_ONES);
+    row->ms = opp_hgpu_time_after_warmup(opp_hgpu_packed_run, r, s, &st);
+    if (!opp_hgpu_status_ok(st, "opp_packed_attention_fwd (FAST)")) {
+        row->ok = 0;
+        return 2;
+    }
+    void *fast = malloc(n * es + 1);
+    opp_hgpu_d2h(fast, r->dev->out, n * es);
+    opp_cmp_error(fast, exact, n, lb->dtype, &row->err);
+    /* finite inputs: no NaN / inf, and an error of the fp32-accumulation kind
+     * (a broken kernel is off by O(max |y|)) */
+    row->ok = row->err.nonfinite == 0 && row->err.max_abs <= 0.02 * row->err.max_want + 1e-3;
+    int rc = row->ok ? 0 : 1;
+    for (int32_t rank = 4; rank >= 3; --rank) {
+        for (int p = 0; p < 2; ++p) {
+            if ((o->layouts & (rank == 4 ? 1 : 2)) && (o->poisons & (1 << p))) {
+                rc |= run_layout(lb, rank, (opp_lb_poison_t)p, OPP_ALGO_FAST, fast, t, NULL, s);
+            }
+        }
+    }
+    free(fast);
+    return rc;
+}
+
 int oppcheck_run_gpu(const opp_lb_t *lb, const oppcheck_opts_t *o, const void *cpu_packed,
                      oppcheck_table_t *t) {
     const size_t es = opp_dtype_size(lb->dtype);
@@ -144,11 +194,13 @@ int oppcheck_run_gpu(const opp_lb_t *lb, const oppcheck_opts_t *o, const void *c
         for (int32_t rank = 4; rank >= 3; --rank) {
             for (int p = 0; p < 2; ++p) {
                 if ((o->layouts & (rank == 4 ? 1 : 2)) && (o->poisons & (1 << p))) {
-                    rc |= run_layout(lb, rank, (opp_lb_poison_t)p, gpu_packed, t, ref, s);
+                    rc |= run_layout(lb, rank, (opp_lb_poison_t)p, OPP_ALGO_EXACT, gpu_packed, t,
+                                     ref, s);
                 }
             }
         }
         opp_ref_gpu_destroy(ref);
+        rc |= run_fast(lb, o, &r, gpu_packed, t, s);
     } else {
         row->ok = 0;
         rc = 2;

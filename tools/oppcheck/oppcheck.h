@@ -33,13 +33,14 @@ typedef struct oppcheck_opts {
 /* One row of the printed table. */
 typedef struct oppcheck_row {
     char name[96];
-    opp_cmp_stats_t cmp; /* compared == 0: a timing-only row */
+    opp_cmp_stats_t cmp; /* compared == 0: a timing-only row (or an error row) */
+    opp_err_stats_t err; /* compared > 0: an error row (FAST vs exact) */
     double ms;
     int ok;
 } oppcheck_row_t;
 
 typedef struct oppcheck_table {
-    oppcheck_row_t rows[32];
+    oppcheck_row_t rows[48];
     int count;
 } oppcheck_table_t;
 

@@ -29,6 +29,12 @@ void oppcheck_table_print(const oppcheck_table_t *t) {
     printf("\n%-58s %12s %10s %8s %10s\n", "comparison", "elements", "bit-ident", "max ulp", "ms");
     for (int i = 0; i < t->count; ++i) {
         const oppcheck_row_t *r = &t->rows[i];
+        if (r->err.compared > 0) { /* an approximate path: its error, not its bits */
+            printf("%-58s %12zu max abs err %.3g, rms %.3g, %zu non-finite %10.1f%s\n", r->name,
+                   r->err.compared, r->err.max_abs, opp_err_rms(&r->err), r->err.nonfinite, r->ms,
+                   r->ok ? "" : "  DISAGREES");
+            continue;
+        }
         if (r->cmp.compared == 0) {
             printf("%-58s %12s %10s %8s %10.1f\n", r->name, "-", "-", "-", r->ms);
             continue;
