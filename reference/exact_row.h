@@ -3,31 +3,74 @@
  * order of numerics/exact_order.h. Shared by both CPU references, so the
  * packed and the padded reference differ only in how they lay out and mask
  * the keys - which is exactly what the L0 agreement test checks.
+ *
+ * The keys and values of one (sequence, kv head) are widened to double once
+ * into an opp__exact_kv_t and then shared, read-only, by every query row and
+ * every thread that works on them:
+ *   kt : [ceil(n / OPP__EXACT_KB), D, OPP__EXACT_KB] scaled keys, blocks of
+ *        OPP__EXACT_KB keys stored column-interleaved (key j of a block is
+ *        lane j % OPP__EXACT_KB) so several dot products run side by side;
+ *        the lanes past n are zero.
+ *   vd : [n, dv_pad] values, dv_pad = Dv rounded up to OPP__EXACT_KB; the
+ *        columns past Dv are zero.
+ * The layout changes where operands sit, never the order in which a sum is
+ * formed: each x_j and each y_v is still one fma chain in exact_order.h's
+ * order, so the bits are those of exact_order.h's plain loops.
  */
 #ifndef OPP_REFERENCE_EXACT_ROW_H
 #define OPP_REFERENCE_EXACT_ROW_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* Keys per interleaved block of opp__exact_kv_t.kt (also dv_pad's multiple). */
+#define OPP__EXACT_KB 8
+
+/* Widened keys and values of one (sequence, kv head); see the file comment. */
+typedef struct opp__exact_kv {
+    int32_t n;              /* keys (and value rows) */
+    int32_t d, dv, dv_pad;  /* D, Dv, Dv rounded up to OPP__EXACT_KB */
+    int32_t last_nonfinite; /* largest j whose scaled key row has a NaN or inf; -1: none */
+    double *kt;             /* [ceil(n / KB), D, KB] */
+    double *vd;             /* [n, dv_pad] */
+} opp__exact_kv_t;
+
+/* Doubles of memory an opp__exact_kv_t of n keys needs (>= 1). */
+size_t opp__exact_kv_doubles(int32_t n, int32_t d, int32_t dv);
+
+/* Lays kv out over mem (opp__exact_kv_doubles(n, d, dv) doubles) and zeroes
+ * it: until set, a key or value row is zero. */
+void opp__exact_kv_init(opp__exact_kv_t *kv, double *mem, int32_t n, int32_t d, int32_t dv);
+
+/* Key j = (double)src[d] * s, d < D (src: host, D elements of dtype);
+ * updates last_nonfinite. */
+void opp__exact_kv_set_key(opp__exact_kv_t *kv, int32_t j, const void *src, int dtype, double s);
+
+/* Value row j = (double)src[v], v < Dv. */
+void opp__exact_kv_set_value(opp__exact_kv_t *kv, int32_t j, const void *src, int dtype);
 
 /* Scales and widens one row: dst[d] = (double)src[d] * s, d < n.
  * src: host, n elements of dtype (ONNX value 1, 10 or 16). */
 void opp__exact_load_scaled(double *dst, const void *src, int32_t n, int dtype, double s);
 
-/* Widens one row without scaling: dst[d] = (double)src[d]. */
-void opp__exact_load(double *dst, const void *src, int32_t n, int dtype);
+/* The row kernels (exact_kernels_impl.h), in exact_order.h's order. */
+typedef struct opp__exact_row_ops {
+    /* x[j] = softcap(dot(qs, key j)) for j < n <= kv->n; c: the softcap
+     * (0: off). qs: [D] scaled query row. */
+    void (*scores)(const double *qs, const opp__exact_kv_t *kv, int32_t n, double c, double *x);
+    /* Softmax over x[0..n) and y = P V in the fixed chunked order.
+     * x  : [n] final logits; x[j] == -inf marks a key that is not visible:
+     *      its V row is never read. n <= kv->n.
+     * y  : [kv->dv_pad] output (double, before the final rounding).
+     * p  : [n], required: receives the probabilities (0 for keys that are
+     *      not visible); also the scratch for e_j.
+     * When no key is visible (or the max is -inf), y and p are all +0. */
+    void (*softmax_pv)(const double *x, int32_t n, const opp__exact_kv_t *kv, double *y, double *p);
+} opp__exact_row_ops_t;
 
-/* Applies softcap (c > 0) to a score: c * tanh(x / c); c == 0 returns x. */
-double opp__exact_softcap(double x, double c);
+const opp__exact_row_ops_t *opp__exact_row_ops(void);
 
-/* Softmax over x[0..n) and y = P V in the fixed chunked order.
- * x  : [n] final logits; x[j] == -inf marks a key that is not visible: its
- *      V row is never read.
- * vd : [n, dv] values as doubles, row j at vd + j * dv.
- * y  : [dv] output (double, before the final rounding).
- * p  : [n], required: receives the probabilities (0 for keys that are not
- *      visible); also the scratch for e_j.
- * When no key is visible (or the max is -inf), y and p are all +0. */
-void opp__exact_softmax_pv(const double *x, int32_t n, const double *vd, int32_t dv, double *y,
-                           double *p);
+/* The portable C kernel set (exact_kernels.c). Use opp__exact_row_ops(). */
+extern const opp__exact_row_ops_t *const opp__exact_row_ops_portable;
 
 #endif /* OPP_REFERENCE_EXACT_ROW_H */

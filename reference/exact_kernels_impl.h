@@ -1,0 +1,133 @@
+/*
+ * exact_kernels_impl.h - the body of the host row kernels (scores and
+ * softmax + P V), included by exact_kernels.c. Not a header to include
+ * anywhere else.
+ *
+ * The kernels follow numerics/exact_order.h: x_j is one fma chain over d
+ * ascending, y_v is one fma chain over the visible keys of a chunk plus one
+ * addition per chunk. Independent chains (several keys, several columns)
+ * run side by side; no sum is split. The file must be compiled without
+ * floating-point contraction (OPP_C_COPTS).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numerics/exact_math.h"
+#include "numerics/exact_order.h"
+#include "reference/exact_row.h"
+
+/* softcap c > 0: c * tanh(x / c); c == 0 returns x. */
+static inline double kernel_softcap(double x, double c) {
+    if (c > 0.0) {
+        return c * opp__tanh(x / c);
+    }
+    return x;
+}
+
+/* x[j] = dot(qs, key j) for the OPP__EXACT_KB keys of the block at kt,
+ * stored for j < count. Each lane is its own chain: ascending d, fused. */
+static void kernel_dot_block(const double *qs, const double *kt, int32_t d, int32_t count,
+                             double *x) {
+    double acc[OPP__EXACT_KB];
+    for (int32_t l = 0; l < OPP__EXACT_KB; ++l) {
+        acc[l] = 0.0;
+    }
+    for (int32_t dd = 0; dd < d; ++dd) {
+        const double *k = kt + (size_t)dd * OPP__EXACT_KB;
+        for (int32_t l = 0; l < OPP__EXACT_KB; ++l) {
+            acc[l] = fma(qs[dd], k[l], acc[l]);
+        }
+    }
+    for (int32_t l = 0; l < count; ++l) {
+        x[l] = acc[l];
+    }
+}
+
+static void kernel_scores(const double *qs, const opp__exact_kv_t *kv, int32_t n, double c,
+                          double *x) {
+    const int32_t d = kv->d;
+    int32_t j0 = 0;
+    for (; j0 < n; j0 += OPP__EXACT_KB) {
+        const int32_t count = n - j0 < OPP__EXACT_KB ? n - j0 : OPP__EXACT_KB;
+        kernel_dot_block(qs, kv->kt + (size_t)j0 * d, d, count, x + j0);
+    }
+    if (c > 0.0) {
+        for (int32_t j = 0; j < n; ++j) {
+            x[j] = kernel_softcap(x[j], c);
+        }
+    }
+}
+
+/* y[v0 .. v0+KB) += the fused chain over the visible keys j0 .. j1-1 of one
+ * chunk (part starts at +0 and is added to y once). */
+static void kernel_pv_columns(const double *x, const double *p, const double *vd, int32_t dvp,
+                              int32_t j0, int32_t j1, int32_t v0, double *y) {
+    double part[OPP__EXACT_KB];
+    for (int32_t l = 0; l < OPP__EXACT_KB; ++l) {
+        part[l] = 0.0;
+    }
+    for (int32_t j = j0; j < j1; ++j) {
+        if (x[j] != -INFINITY) {
+            const double *row = vd + (size_t)j * dvp + v0;
+            for (int32_t l = 0; l < OPP__EXACT_KB; ++l) {
+                part[l] = fma(p[j], row[l], part[l]);
+            }
+        }
+    }
+    for (int32_t l = 0; l < OPP__EXACT_KB; ++l) {
+        y[v0 + l] = y[v0 + l] + part[l];
+    }
+}
+
+static void kernel_softmax_pv(const double *x, int32_t n, const opp__exact_kv_t *kv, double *y,
+                              double *p) {
+    const int32_t dvp = kv->dv_pad;
+    for (int32_t v = 0; v < dvp; ++v) {
+        y[v] = 0.0;
+    }
+    for (int32_t j = 0; j < n; ++j) {
+        p[j] = 0.0;
+    }
+    /* m: NaN-propagating max over visible keys (order-free). */
+    int any_visible = 0;
+    double m = -INFINITY;
+    for (int32_t j = 0; j < n; ++j) {
+        if (x[j] != -INFINITY) {
+            m = any_visible ? opp__max_nan(m, x[j]) : x[j];
+            any_visible = 1;
+        }
+    }
+    if (!any_visible || m == -INFINITY) {
+        return;
+    }
+    /* S: chunked sum of e_j = exp(x_j - m); e_j parked in p. */
+    double total = 0.0;
+    for (int32_t c0 = 0; c0 < n; c0 += OPP_EXACT_KEY_CHUNK) {
+        const int32_t c1 = n - c0 < OPP_EXACT_KEY_CHUNK ? n : c0 + OPP_EXACT_KEY_CHUNK;
+        double part = 0.0;
+        for (int32_t j = c0; j < c1; ++j) {
+            if (x[j] != -INFINITY) {
+                p[j] = opp__exp(x[j] - m);
+                part = part + p[j];
+            }
+        }
+        total = total + part;
+    }
+    /* p_j = e_j / S, one division per key. */
+    for (int32_t j = 0; j < n; ++j) {
+        if (x[j] != -INFINITY) {
+            p[j] = p[j] / total;
+        }
+    }
+    /* y: chunked, fused sum of p_j * v_j, a block of columns at a time. */
+    for (int32_t c0 = 0; c0 < n; c0 += OPP_EXACT_KEY_CHUNK) {
+        const int32_t c1 = n - c0 < OPP_EXACT_KEY_CHUNK ? n : c0 + OPP_EXACT_KEY_CHUNK;
+        int32_t v0 = 0;
+        for (; v0 < dvp; v0 += OPP__EXACT_KB) {
+            kernel_pv_columns(x, p, kv->vd, dvp, c0, c1, v0, y);
+        }
+    }
+}
+
+static const opp__exact_row_ops_t kernel_ops = {kernel_scores, kernel_softmax_pv};
