@@ -1,13 +1,16 @@
 /*
  * exact_kernels_impl.h - the body of the host row kernels (scores and
- * softmax + P V), included by exact_kernels.c. Not a header to include
- * anywhere else.
+ * softmax + P V), included once per instruction set: exact_kernels.c
+ * (portable C) and exact_kernels_avx2.c (AVX2 + FMA intrinsics). Not a
+ * header to include anywhere else.
  *
- * The kernels follow numerics/exact_order.h: x_j is one fma chain over d
- * ascending, y_v is one fma chain over the visible keys of a chunk plus one
- * addition per chunk. Independent chains (several keys, several columns)
- * run side by side; no sum is split. The file must be compiled without
- * floating-point contraction (OPP_C_COPTS).
+ * The including file defines OPP_EXACT_AVX2 (0 or 1) and, when it is 1,
+ * includes <immintrin.h> with the avx2/fma target enabled. Both variants
+ * follow numerics/exact_order.h: x_j is one fma chain over d ascending, y_v
+ * is one fma chain over the visible keys of a chunk plus one addition per
+ * chunk. Vector lanes hold different j (scores) or different v (P V), never
+ * parts of one sum, so the variants give identical bits. The file must be
+ * compiled without floating-point contraction (OPP_C_COPTS).
  */
 #include <math.h>
 #include <stddef.h>
@@ -16,6 +19,10 @@
 #include "numerics/exact_math.h"
 #include "numerics/exact_order.h"
 #include "reference/exact_row.h"
+
+#ifndef OPP_EXACT_AVX2
+#error "define OPP_EXACT_AVX2 before including exact_kernels_impl.h"
+#endif
 
 /* softcap c > 0: c * tanh(x / c); c == 0 returns x. */
 static inline double kernel_softcap(double x, double c) {
@@ -44,10 +51,42 @@ static void kernel_dot_block(const double *qs, const double *kt, int32_t d, int3
     }
 }
 
+#if OPP_EXACT_AVX2
+_Static_assert(OPP__EXACT_KB == 8, "a key block is two 4-lane vectors");
+
+/* Four blocks (32 keys) at once: eight independent 4-lane fma chains. */
+static void kernel_dot_4blocks(const double *qs, const double *kt, int32_t d, double *x) {
+    __m256d a[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        a[i] = _mm256_setzero_pd();
+    }
+    const size_t block = (size_t)d * OPP__EXACT_KB;
+    for (int32_t dd = 0; dd < d; ++dd) {
+        const __m256d q = _mm256_broadcast_sd(qs + dd);
+        const double *k = kt + (size_t)dd * OPP__EXACT_KB;
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) {
+            a[2 * i] = _mm256_fmadd_pd(q, _mm256_loadu_pd(k + i * block), a[2 * i]);
+            a[2 * i + 1] = _mm256_fmadd_pd(q, _mm256_loadu_pd(k + i * block + 4), a[2 * i + 1]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        _mm256_storeu_pd(x + 4 * i, a[i]);
+    }
+}
+#endif
+
 static void kernel_scores(const double *qs, const opp__exact_kv_t *kv, int32_t n, double c,
                           double *x) {
     const int32_t d = kv->d;
     int32_t j0 = 0;
+#if OPP_EXACT_AVX2
+    for (; j0 + 4 * OPP__EXACT_KB <= n; j0 += 4 * OPP__EXACT_KB) {
+        kernel_dot_4blocks(qs, kv->kt + (size_t)j0 * d, d, x + j0);
+    }
+#endif
     for (; j0 < n; j0 += OPP__EXACT_KB) {
         const int32_t count = n - j0 < OPP__EXACT_KB ? n - j0 : OPP__EXACT_KB;
         kernel_dot_block(qs, kv->kt + (size_t)j0 * d, d, count, x + j0);
@@ -79,6 +118,32 @@ static void kernel_pv_columns(const double *x, const double *p, const double *vd
         y[v0 + l] = y[v0 + l] + part[l];
     }
 }
+
+#if OPP_EXACT_AVX2
+/* The same for 32 columns: eight independent 4-lane chains. */
+static void kernel_pv_32columns(const double *x, const double *p, const double *vd, int32_t dvp,
+                                int32_t j0, int32_t j1, int32_t v0, double *y) {
+    __m256d a[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        a[i] = _mm256_setzero_pd();
+    }
+    for (int32_t j = j0; j < j1; ++j) {
+        if (x[j] != -INFINITY) {
+            const __m256d pj = _mm256_broadcast_sd(p + j);
+            const double *row = vd + (size_t)j * dvp + v0;
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; ++i) {
+                a[i] = _mm256_fmadd_pd(pj, _mm256_loadu_pd(row + 4 * i), a[i]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        _mm256_storeu_pd(y + v0 + 4 * i, _mm256_add_pd(_mm256_loadu_pd(y + v0 + 4 * i), a[i]));
+    }
+}
+#endif
 
 static void kernel_softmax_pv(const double *x, int32_t n, const opp__exact_kv_t *kv, double *y,
                               double *p) {
@@ -124,6 +189,11 @@ static void kernel_softmax_pv(const double *x, int32_t n, const opp__exact_kv_t 
     for (int32_t c0 = 0; c0 < n; c0 += OPP_EXACT_KEY_CHUNK) {
         const int32_t c1 = n - c0 < OPP_EXACT_KEY_CHUNK ? n : c0 + OPP_EXACT_KEY_CHUNK;
         int32_t v0 = 0;
+#if OPP_EXACT_AVX2
+        for (; v0 + 4 * OPP__EXACT_KB <= dvp; v0 += 4 * OPP__EXACT_KB) {
+            kernel_pv_32columns(x, p, kv->vd, dvp, c0, c1, v0, y);
+        }
+#endif
         for (; v0 < dvp; v0 += OPP__EXACT_KB) {
             kernel_pv_columns(x, p, kv->vd, dvp, c0, c1, v0, y);
         }

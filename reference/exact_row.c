@@ -7,6 +7,7 @@
 #include "reference/exact_row.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "numerics/fp_convert.h"
@@ -59,5 +60,15 @@ void opp__exact_load_scaled(double *dst, const void *src, int32_t n, int dtype, 
 }
 
 const opp__exact_row_ops_t *opp__exact_row_ops(void) {
+    const char *simd = getenv("OPP_REF_SIMD");
+    if (simd != NULL && strcmp(simd, "0") == 0) {
+        return opp__exact_row_ops_portable;
+    }
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    if (opp__exact_row_ops_avx2 != NULL && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma")) {
+        return opp__exact_row_ops_avx2;
+    }
+#endif
     return opp__exact_row_ops_portable;
 }

@@ -15,7 +15,7 @@
  *        columns past Dv are zero.
  * The layout changes where operands sit, never the order in which a sum is
  * formed: each x_j and each y_v is still one fma chain in exact_order.h's
- * order, so the bits are those of exact_order.h's plain loops.
+ * order, so every kernel variant (portable C, AVX2+FMA) gives the same bits.
  */
 #ifndef OPP_REFERENCE_EXACT_ROW_H
 #define OPP_REFERENCE_EXACT_ROW_H
@@ -53,7 +53,10 @@ void opp__exact_kv_set_value(opp__exact_kv_t *kv, int32_t j, const void *src, in
  * src: host, n elements of dtype (ONNX value 1, 10 or 16). */
 void opp__exact_load_scaled(double *dst, const void *src, int32_t n, int dtype, double s);
 
-/* The row kernels (exact_kernels_impl.h), in exact_order.h's order. */
+/* The row kernels. One set of portable C and, on x86-64 CPUs with AVX2 and
+ * FMA, one set with vector intrinsics; both follow exact_order.h and give
+ * identical bits. opp__exact_row_ops() picks the fastest one this CPU runs,
+ * unless the environment variable OPP_REF_SIMD is "0" (portable C only). */
 typedef struct opp__exact_row_ops {
     /* x[j] = softcap(dot(qs, key j)) for j < n <= kv->n; c: the softcap
      * (0: off). qs: [D] scaled query row. */
@@ -70,7 +73,9 @@ typedef struct opp__exact_row_ops {
 
 const opp__exact_row_ops_t *opp__exact_row_ops(void);
 
-/* The portable C kernel set (exact_kernels.c). Use opp__exact_row_ops(). */
+/* The two kernel sets (exact_kernels.c, exact_kernels_avx2.c); the AVX2 one
+ * is NULL where it is not compiled in. Use opp__exact_row_ops(). */
 extern const opp__exact_row_ops_t *const opp__exact_row_ops_portable;
+extern const opp__exact_row_ops_t *const opp__exact_row_ops_avx2;
 
 #endif /* OPP_REFERENCE_EXACT_ROW_H */

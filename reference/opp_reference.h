@@ -20,7 +20,9 @@
  * threads (default: the online CPUs; the environment variable
  * OPP_REF_THREADS or opp_ref_set_threads() override it). Every output
  * element is computed by one thread in the fixed order, so the result is
- * bit-identical for any thread count. The calls themselves are reentrant.
+ * bit-identical for any thread count. OPP_REF_SIMD=0 in the environment
+ * makes them use portable C instead of AVX2+FMA kernels (same bits; a
+ * diagnostic). The calls themselves are reentrant.
  */
 #ifndef OPP_REFERENCE_H
 #define OPP_REFERENCE_H
