@@ -14,8 +14,9 @@
  * widened to double once and shared by the threads that work on them
  * (reference/ref_threads.h; an item is a block of query rows of one head);
  * keys j >= nonpad_kv_seqlen[b] are never read for Y (only for
- * qk_matmul_output modes 0-2, which are the literal products). present_*
- * are copied on the calling thread. The
+ * qk_matmul_output modes 0-2, which are the literal products). A key whose
+ * bias is -inf is left unscored when its score is certainly finite (it is
+ * invisible either way). present_* are copied on the calling thread. The
  * row kernels are reference/exact_kernels_impl.h, shared with the packed
  * reference.
  */
@@ -134,6 +135,28 @@ static void a24_load(void *ctx, int64_t g, opp__exact_kv_t *kv) {
     }
 }
 
+/* Keys whose score row tq needs: j < hi. Beyond hi every valid key has bias
+ * -inf and a finite score (finite scaled q and k; softcap is validated
+ * finite), so x_j = score + bias = -inf: the key is not visible, exactly as
+ * if its score had been computed. A NaN or inf score of a masked key is
+ * computed, and makes the row NaN as in ONNX. */
+static int64_t scored_keys(const a24_ctx_t *c, const opp__exact_kv_t *kv, int64_t n_valid,
+                           int q_finite, const double *bias) {
+    if (c->want_scores) {
+        return kv->n;
+    }
+    if (!q_finite) {
+        return n_valid;
+    }
+    int64_t hi = kv->last_nonfinite + 1;
+    for (int64_t j = hi; j < n_valid; ++j) {
+        if (bias[j] != -INFINITY) {
+            hi = j + 1;
+        }
+    }
+    return hi;
+}
+
 /* One block of query rows of query head h (kv head hk) in batch entry b. */
 static void a24_run(void *ctx, int64_t g, int64_t item, const opp__exact_kv_t *kv,
                     double *scratch) {
@@ -152,13 +175,14 @@ static void a24_run(void *ctx, int64_t g, int64_t item, const opp__exact_kv_t *k
     double *bias = scratch, *sc = bias + c->tn, *x = sc + c->tn, *p = x + c->tn;
     double *qs = p + c->tn, *y = qs + a->head_size;
     for (int64_t tq = t0; tq < t1; ++tq) {
-        opp__exact_load_scaled(
+        const int q_finite = opp__exact_load_scaled(
             qs, (const char *)t->q + (size_t)opp__a24_q_index(a, b, h, tq, 0) * esize, a->head_size,
             dt, c->sq);
         const int all_masked = row_bias(a, t, b, h, tq, bias);
-        c->ops->scores(qs, kv, kv->n, (double)a->softcap, sc);
-        /* keys n_valid .. T-1 are invisible: left out of the softmax */
-        const int64_t n_x = n_valid;
+        const int64_t hi = scored_keys(c, kv, n_valid, q_finite, bias);
+        c->ops->scores(qs, kv, (int32_t)hi, (double)a->softcap, sc);
+        /* keys n_x .. n_valid-1 are invisible: left out of the softmax */
+        const int64_t n_x = hi < n_valid ? hi : n_valid;
         for (int64_t j = 0; j < n_x; ++j) {
             x[j] = sc[j] + bias[j];
         }

@@ -53,10 +53,13 @@ void opp__exact_kv_set_value(opp__exact_kv_t *kv, int32_t j, const void *src, in
     }
 }
 
-void opp__exact_load_scaled(double *dst, const void *src, int32_t n, int dtype, double s) {
+int opp__exact_load_scaled(double *dst, const void *src, int32_t n, int dtype, double s) {
+    int finite = 1;
     for (int32_t d = 0; d < n; ++d) {
         dst[d] = opp__load_elem(src, (size_t)d, dtype) * s;
+        finite = finite && isfinite(dst[d]);
     }
+    return finite;
 }
 
 const opp__exact_row_ops_t *opp__exact_row_ops(void) {

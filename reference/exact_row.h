@@ -50,8 +50,9 @@ void opp__exact_kv_set_key(opp__exact_kv_t *kv, int32_t j, const void *src, int 
 void opp__exact_kv_set_value(opp__exact_kv_t *kv, int32_t j, const void *src, int dtype);
 
 /* Scales and widens one row: dst[d] = (double)src[d] * s, d < n.
- * src: host, n elements of dtype (ONNX value 1, 10 or 16). */
-void opp__exact_load_scaled(double *dst, const void *src, int32_t n, int dtype, double s);
+ * src: host, n elements of dtype (ONNX value 1, 10 or 16).
+ * @return : 1 if every dst[d] is finite, else 0. */
+int opp__exact_load_scaled(double *dst, const void *src, int32_t n, int dtype, double s);
 
 /* The row kernels. One set of portable C and, on x86-64 CPUs with AVX2 and
  * FMA, one set with vector intrinsics; both follow exact_order.h and give
