@@ -35,7 +35,7 @@ typedef struct a24_ctx {
     const opp_ref_attention24_desc_t *a;
     const opp_ref_attention24_tensors_t *t;
     int64_t total;   /* T = P + S_kv */
-    size_t tn;       /* max(T, 1): the scratch layout */
+    size_t tn;       /* max(T, 1): the scratch row length */
     double sq;       /* sqrt(scale) */
     int32_t group;   /* query heads per kv head */
     int want_scores; /* qk_matmul_output modes 0-2: the literal scores of every key */
@@ -157,7 +157,8 @@ static int64_t scored_keys(const a24_ctx_t *c, const opp__exact_kv_t *kv, int64_
     return hi;
 }
 
-/* One block of query rows of query head h (kv head hk) in batch entry b. */
+/* One block of query rows of query head h (kv head hk) in batch entry b.
+ * Scratch: bias, sc, x, p [R, max(T, 1)]; qs [R, D]; y [R, Dv rounded up]. */
 static void a24_run(void *ctx, int64_t g, int64_t item, const opp__exact_kv_t *kv,
                     double *scratch) {
     const a24_ctx_t *c = ctx;
@@ -167,46 +168,53 @@ static void a24_run(void *ctx, int64_t g, int64_t item, const opp__exact_kv_t *k
     const int64_t blocks = row_blocks(a->q_seqlen);
     const int64_t h = hk * c->group + item / blocks;
     const int64_t t0 = (item % blocks) * OPP__REF_ROWS_PER_ITEM;
-    const int64_t t1 =
-        a->q_seqlen - t0 < OPP__REF_ROWS_PER_ITEM ? a->q_seqlen : t0 + OPP__REF_ROWS_PER_ITEM;
+    const int32_t rows =
+        (int32_t)(a->q_seqlen - t0 < OPP__REF_ROWS_PER_ITEM ? a->q_seqlen - t0
+                                                            : OPP__REF_ROWS_PER_ITEM);
     const int64_t total = c->total, n_valid = n_valid_of(c, b);
-    const size_t esize = opp_dtype_size(a->dtype);
+    const size_t esize = opp_dtype_size(a->dtype), ld = c->tn, rl = OPP__REF_ROWS_PER_ITEM * ld;
     const int dt = (int)a->dtype;
-    double *bias = scratch, *sc = bias + c->tn, *x = sc + c->tn, *p = x + c->tn;
-    double *qs = p + c->tn, *y = qs + a->head_size;
-    for (int64_t tq = t0; tq < t1; ++tq) {
+    double *bias = scratch, *sc = bias + rl, *x = sc + rl, *p = x + rl, *qs = p + rl;
+    double *y = qs + OPP__REF_ROWS_PER_ITEM * (size_t)a->head_size;
+    int32_t n_sc[OPP__REF_ROWS_PER_ITEM] = {0}, n_x[OPP__REF_ROWS_PER_ITEM] = {0};
+    for (int32_t r = 0; r < rows; ++r) {
         const int q_finite = opp__exact_load_scaled(
-            qs, (const char *)t->q + (size_t)opp__a24_q_index(a, b, h, tq, 0) * esize, a->head_size,
+            qs + (size_t)r * a->head_size,
+            (const char *)t->q + (size_t)opp__a24_q_index(a, b, h, t0 + r, 0) * esize, a->head_size,
             dt, c->sq);
-        const int all_masked = row_bias(a, t, b, h, tq, bias);
-        const int64_t hi = scored_keys(c, kv, n_valid, q_finite, bias);
-        c->ops->scores(qs, kv, (int32_t)hi, (double)a->softcap, sc);
-        /* keys n_x .. n_valid-1 are invisible: left out of the softmax */
-        const int64_t n_x = hi < n_valid ? hi : n_valid;
-        for (int64_t j = 0; j < n_x; ++j) {
-            x[j] = sc[j] + bias[j];
+        const int all_masked = row_bias(a, t, b, h, t0 + r, bias + r * ld);
+        const int64_t hi = scored_keys(c, kv, n_valid, q_finite, bias + r * ld);
+        n_sc[r] = (int32_t)hi;
+        /* keys n_x .. n_valid-1 are invisible: left out of the softmax; a
+         * row whose bias is all -inf gets zeros (n_x = 0) */
+        n_x[r] = all_masked ? 0 : (int32_t)(hi < n_valid ? hi : n_valid);
+    }
+    c->ops->scores(qs, rows, n_sc, kv, (double)a->softcap, sc, ld);
+    for (int32_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < n_x[r]; ++j) {
+            x[r * ld + j] = sc[r * ld + j] + bias[r * ld + j];
         }
-        if (all_masked) {
-            memset(y, 0, sizeof(double) * (size_t)a->v_head_size);
-            memset(p, 0, sizeof(double) * (size_t)total);
-        } else {
-            c->ops->softmax_pv(x, (int32_t)n_x, kv, y, p);
-            for (int64_t j = n_x; j < total; ++j) {
-                p[j] = 0.0;
-            }
+    }
+    c->ops->softmax_pv(x, rows, n_x, kv, y, p, ld);
+    for (int32_t r = 0; r < rows; ++r) {
+        const int64_t tq = t0 + r;
+        double *pr = p + r * ld, *xr = x + r * ld, *scr = sc + r * ld, *br = bias + r * ld;
+        for (int64_t j = n_x[r]; j < total; ++j) {
+            pr[j] = 0.0;
         }
-        store_row(t->y, opp__a24_y_index(a, b, h, tq), y, a->v_head_size, dt);
+        store_row(t->y, opp__a24_y_index(a, b, h, tq), y + (size_t)r * kv->dv_pad, a->v_head_size,
+                  dt);
         if (t->qk_matmul_output != NULL) {
             const int64_t base = ((b * a->q_num_heads + h) * a->q_seqlen + tq) * total;
             if (a->qk_matmul_output_mode == 3) {
-                store_row(t->qk_matmul_output, base, p, total, dt);
+                store_row(t->qk_matmul_output, base, pr, total, dt);
             } else if (a->qk_matmul_output_mode == 2) {
                 for (int64_t j = 0; j < total; ++j) {
-                    x[j] = sc[j] + bias[j];
+                    xr[j] = scr[j] + br[j];
                 }
-                store_row(t->qk_matmul_output, base, x, total, dt);
+                store_row(t->qk_matmul_output, base, xr, total, dt);
             } else {
-                store_row(t->qk_matmul_output, base, sc, total, dt);
+                store_row(t->qk_matmul_output, base, scr, total, dt);
             }
         }
     }
@@ -263,8 +271,9 @@ opp_status_t opp_ref_attention24(const opp_ref_attention24_desc_t *a,
     w.n_groups = (int64_t)a->batch * a->kv_num_heads;
     w.d = a->head_size;
     w.dv = a->v_head_size;
-    /* bias, sc, x, p [T]; qs [D]; y [Dv rounded up] */
-    w.scratch_doubles = 4 * c.tn + (size_t)a->head_size + (size_t)a->v_head_size + OPP__EXACT_KB;
+    /* bias, sc, x, p [R, T]; qs [R, D]; y [R, Dv rounded up] */
+    w.scratch_doubles = OPP__REF_ROWS_PER_ITEM *
+                        (4 * c.tn + (size_t)a->head_size + (size_t)a->v_head_size + OPP__EXACT_KB);
     w.ctx = &c;
     w.group_items = a24_group_items;
     w.group_keys = a24_group_keys;

@@ -11,6 +11,12 @@
  * chunk. Vector lanes hold different j (scores) or different v (P V), never
  * parts of one sum, so the variants give identical bits. The file must be
  * compiled without floating-point contraction (OPP_C_COPTS).
+ *
+ * The kernels take a block of up to OPP__EXACT_MAX_ROWS query rows and loop
+ * over key tiles (scores) and key chunks (P V) outside, rows inside, so a
+ * tile of K or a chunk of V comes from memory once per block instead of
+ * once per row (a long sequence's widened K and V do not fit in cache).
+ * Each row still meets its chunks in ascending order.
  */
 #include <math.h>
 #include <stddef.h>
@@ -78,22 +84,42 @@ static void kernel_dot_4blocks(const double *qs, const double *kt, int32_t d, do
 }
 #endif
 
-static void kernel_scores(const double *qs, const opp__exact_kv_t *kv, int32_t n, double c,
-                          double *x) {
+/* The dots of one row against keys j0 .. min(j0 + 32, n) - 1. */
+static void kernel_dots(const double *qs, const opp__exact_kv_t *kv, int32_t j0, int32_t n,
+                        double *x) {
     const int32_t d = kv->d;
-    int32_t j0 = 0;
 #if OPP_EXACT_AVX2
-    for (; j0 + 4 * OPP__EXACT_KB <= n; j0 += 4 * OPP__EXACT_KB) {
+    if (j0 + 4 * OPP__EXACT_KB <= n) {
         kernel_dot_4blocks(qs, kv->kt + (size_t)j0 * d, d, x + j0);
+        return;
     }
 #endif
-    for (; j0 < n; j0 += OPP__EXACT_KB) {
-        const int32_t count = n - j0 < OPP__EXACT_KB ? n - j0 : OPP__EXACT_KB;
-        kernel_dot_block(qs, kv->kt + (size_t)j0 * d, d, count, x + j0);
+    const int32_t j1 = n - j0 < 4 * OPP__EXACT_KB ? n : j0 + 4 * OPP__EXACT_KB;
+    for (int32_t jb = j0; jb < j1; jb += OPP__EXACT_KB) {
+        const int32_t count = j1 - jb < OPP__EXACT_KB ? j1 - jb : OPP__EXACT_KB;
+        kernel_dot_block(qs, kv->kt + (size_t)jb * d, d, count, x + jb);
     }
-    if (c > 0.0) {
-        for (int32_t j = 0; j < n; ++j) {
-            x[j] = kernel_softcap(x[j], c);
+}
+
+/* Key tiles of 32 outside, rows inside: a tile of K is read from memory
+ * once for every row of the block. */
+static void kernel_scores(const double *qs, int32_t rows, const int32_t *n,
+                          const opp__exact_kv_t *kv, double c, double *x, size_t ld) {
+    int32_t n_max = 0;
+    for (int32_t r = 0; r < rows; ++r) {
+        n_max = n[r] > n_max ? n[r] : n_max;
+    }
+    for (int32_t j0 = 0; j0 < n_max; j0 += 4 * OPP__EXACT_KB) {
+        for (int32_t r = 0; r < rows; ++r) {
+            if (j0 < n[r]) {
+                kernel_dots(qs + (size_t)r * (size_t)kv->d, kv, j0, n[r], x + (size_t)r * ld);
+            }
+        }
+    }
+    for (int32_t r = 0; c > 0.0 && r < rows; ++r) {
+        double *xr = x + (size_t)r * ld;
+        for (int32_t j = 0; j < n[r]; ++j) {
+            xr[j] = kernel_softcap(xr[j], c);
         }
     }
 }
@@ -145,12 +171,9 @@ static void kernel_pv_32columns(const double *x, const double *p, const double *
 }
 #endif
 
-static void kernel_softmax_pv(const double *x, int32_t n, const opp__exact_kv_t *kv, double *y,
-                              double *p) {
-    const int32_t dvp = kv->dv_pad;
-    for (int32_t v = 0; v < dvp; ++v) {
-        y[v] = 0.0;
-    }
+/* One row's softmax: p_j = e_j / S over x[0..n) (p = 0 for keys that are
+ * not visible). @return : 0 when no key is visible (or the max is -inf). */
+static int kernel_softmax(const double *x, int32_t n, double *p) {
     for (int32_t j = 0; j < n; ++j) {
         p[j] = 0.0;
     }
@@ -164,7 +187,7 @@ static void kernel_softmax_pv(const double *x, int32_t n, const opp__exact_kv_t 
         }
     }
     if (!any_visible || m == -INFINITY) {
-        return;
+        return 0;
     }
     /* S: chunked sum of e_j = exp(x_j - m); e_j parked in p. */
     double total = 0.0;
@@ -185,17 +208,43 @@ static void kernel_softmax_pv(const double *x, int32_t n, const opp__exact_kv_t 
             p[j] = p[j] / total;
         }
     }
-    /* y: chunked, fused sum of p_j * v_j, a block of columns at a time. */
-    for (int32_t c0 = 0; c0 < n; c0 += OPP_EXACT_KEY_CHUNK) {
-        const int32_t c1 = n - c0 < OPP_EXACT_KEY_CHUNK ? n : c0 + OPP_EXACT_KEY_CHUNK;
-        int32_t v0 = 0;
-#if OPP_EXACT_AVX2
-        for (; v0 + 4 * OPP__EXACT_KB <= dvp; v0 += 4 * OPP__EXACT_KB) {
-            kernel_pv_32columns(x, p, kv->vd, dvp, c0, c1, v0, y);
+    return 1;
+}
+
+/* Softmax per row, then y = P V with key chunks outside and rows inside (a
+ * chunk of V is read from memory once for every row of the block); each
+ * row still adds its chunk partials to y in ascending chunk order. */
+static void kernel_softmax_pv(const double *x, int32_t rows, const int32_t *n,
+                              const opp__exact_kv_t *kv, double *y, double *p, size_t ld) {
+    const int32_t dvp = kv->dv_pad;
+    int32_t n_pv[OPP__EXACT_MAX_ROWS];
+    int32_t n_max = 0;
+    for (int32_t r = 0; r < rows; ++r) {
+        for (int32_t v = 0; v < dvp; ++v) {
+            y[(size_t)r * dvp + v] = 0.0;
         }
+        n_pv[r] = kernel_softmax(x + (size_t)r * ld, n[r], p + (size_t)r * ld) ? n[r] : 0;
+        n_max = n_pv[r] > n_max ? n_pv[r] : n_max;
+    }
+    /* y: chunked, fused sum of p_j * v_j, a block of columns at a time. */
+    for (int32_t c0 = 0; c0 < n_max; c0 += OPP_EXACT_KEY_CHUNK) {
+        for (int32_t r = 0; r < rows; ++r) {
+            if (c0 >= n_pv[r]) {
+                continue;
+            }
+            const int32_t c1 =
+                n_pv[r] - c0 < OPP_EXACT_KEY_CHUNK ? n_pv[r] : c0 + OPP_EXACT_KEY_CHUNK;
+            const double *xr = x + (size_t)r * ld, *pr = p + (size_t)r * ld;
+            double *yr = y + (size_t)r * dvp;
+            int32_t v0 = 0;
+#if OPP_EXACT_AVX2
+            for (; v0 + 4 * OPP__EXACT_KB <= dvp; v0 += 4 * OPP__EXACT_KB) {
+                kernel_pv_32columns(xr, pr, kv->vd, dvp, c0, c1, v0, yr);
+            }
 #endif
-        for (; v0 < dvp; v0 += OPP__EXACT_KB) {
-            kernel_pv_columns(x, p, kv->vd, dvp, c0, c1, v0, y);
+            for (; v0 < dvp; v0 += OPP__EXACT_KB) {
+                kernel_pv_columns(xr, pr, kv->vd, dvp, c0, c1, v0, yr);
+            }
         }
     }
 }

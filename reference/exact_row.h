@@ -1,5 +1,5 @@
 /*
- * exact_row.h - one query row of exact attention on the host, in the fixed
+ * exact_row.h - query rows of exact attention on the host, in the fixed
  * order of numerics/exact_order.h. Shared by both CPU references, so the
  * packed and the padded reference differ only in how they lay out and mask
  * the keys - which is exactly what the L0 agreement test checks.
@@ -25,6 +25,10 @@
 
 /* Keys per interleaved block of opp__exact_kv_t.kt (also dv_pad's multiple). */
 #define OPP__EXACT_KB 8
+
+/* Query rows the kernels take at once (they share every K tile and V chunk
+ * they read). */
+#define OPP__EXACT_MAX_ROWS 16
 
 /* Widened keys and values of one (sequence, kv head); see the file comment. */
 typedef struct opp__exact_kv {
@@ -59,17 +63,21 @@ int opp__exact_load_scaled(double *dst, const void *src, int32_t n, int dtype, d
  * identical bits. opp__exact_row_ops() picks the fastest one this CPU runs,
  * unless the environment variable OPP_REF_SIMD is "0" (portable C only). */
 typedef struct opp__exact_row_ops {
-    /* x[j] = softcap(dot(qs, key j)) for j < n <= kv->n; c: the softcap
-     * (0: off). qs: [D] scaled query row. */
-    void (*scores)(const double *qs, const opp__exact_kv_t *kv, int32_t n, double c, double *x);
-    /* Softmax over x[0..n) and y = P V in the fixed chunked order.
-     * x  : [n] final logits; x[j] == -inf marks a key that is not visible:
-     *      its V row is never read. n <= kv->n.
-     * y  : [kv->dv_pad] output (double, before the final rounding).
-     * p  : [n], required: receives the probabilities (0 for keys that are
-     *      not visible); also the scratch for e_j.
-     * When no key is visible (or the max is -inf), y and p are all +0. */
-    void (*softmax_pv)(const double *x, int32_t n, const opp__exact_kv_t *kv, double *y, double *p);
+    /* Scores of a block of `rows` (<= OPP__EXACT_MAX_ROWS) query rows:
+     * x[r * ld + j] = softcap(dot(qs + r * D, key j)) for j < n[r] <= kv->n;
+     * c: the softcap (0: off). qs: [rows, D] scaled query rows. */
+    void (*scores)(const double *qs, int32_t rows, const int32_t *n, const opp__exact_kv_t *kv,
+                   double c, double *x, size_t ld);
+    /* Per row r: softmax over x[r * ld + 0 .. n[r]) and y = P V in the fixed
+     * chunked order.
+     * x  : [rows, ld] final logits; x == -inf marks a key that is not
+     *      visible: its V row is never read. n[r] <= kv->n.
+     * y  : [rows, kv->dv_pad] outputs (double, before the final rounding).
+     * p  : [rows, ld], required: receives the probabilities (0 for keys that
+     *      are not visible); also the scratch for e_j.
+     * A row with no visible key (or whose max is -inf) gets y and p all +0. */
+    void (*softmax_pv)(const double *x, int32_t rows, const int32_t *n, const opp__exact_kv_t *kv,
+                       double *y, double *p, size_t ld);
 } opp__exact_row_ops_t;
 
 const opp__exact_row_ops_t *opp__exact_row_ops(void);

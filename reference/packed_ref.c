@@ -58,7 +58,7 @@ typedef struct packed_ctx {
     char *out;
     double sc;     /* sqrt(scale) */
     int32_t group; /* query heads per kv head */
-    size_t mkv;    /* keys of the longest sequence (scratch layout) */
+    size_t mkv;    /* keys of the longest sequence (scratch row length) */
     const opp__exact_row_ops_t *ops;
 } packed_ctx_t;
 
@@ -95,7 +95,8 @@ static void packed_load(void *ctx, int64_t g, opp__exact_kv_t *kv) {
     }
 }
 
-/* One block of query rows of one head: row i sees keys j < key_end(i). */
+/* One block of query rows of one head: row i sees keys j < key_end(i).
+ * Scratch: x, p [R, max_seqlen_kv]; qs [R, D]; y [R, Dv rounded up]. */
 static void packed_run(void *ctx, int64_t g, int64_t item, const opp__exact_kv_t *kv,
                        double *scratch) {
     const packed_ctx_t *c = ctx;
@@ -105,25 +106,32 @@ static void packed_run(void *ctx, int64_t g, int64_t item, const opp__exact_kv_t
     const int64_t blocks = row_blocks(lq);
     const int64_t h = hk * c->group + item / blocks;
     const int32_t i0 = (int32_t)(item % blocks) * OPP__REF_ROWS_PER_ITEM;
-    const int32_t i1 = lq - i0 < OPP__REF_ROWS_PER_ITEM ? lq : i0 + OPP__REF_ROWS_PER_ITEM;
-    double *x = scratch, *p = x + c->mkv, *qs = p + c->mkv, *y = qs + s->d;
-    for (int32_t i = i0; i < i1; ++i) {
-        const int64_t row = c->cu_q[b] + i;
-        int64_t key_end = lkv;
+    const int32_t rows = lq - i0 < OPP__REF_ROWS_PER_ITEM ? lq - i0 : OPP__REF_ROWS_PER_ITEM;
+    const size_t ld = c->mkv;
+    double *x = scratch, *p = x + OPP__REF_ROWS_PER_ITEM * ld;
+    double *qs = p + OPP__REF_ROWS_PER_ITEM * ld, *y = qs + OPP__REF_ROWS_PER_ITEM * (size_t)s->d;
+    int32_t key_end[OPP__REF_ROWS_PER_ITEM] = {0};
+    for (int32_t r = 0; r < rows; ++r) {
+        const int64_t i = i0 + r, row = c->cu_q[b] + i;
+        int64_t end = lkv;
         if (c->desc->is_causal) {
-            key_end = (int64_t)i + lkv - lq + 1;
-            key_end = key_end < 0 ? 0 : (key_end > lkv ? lkv : key_end);
+            end = i + lkv - lq + 1;
+            end = end < 0 ? 0 : (end > lkv ? lkv : end);
         }
-        opp__exact_load_scaled(qs,
-                               c->q + ((size_t)(row * s->q_stride) + (size_t)h * s->d) * s->esize,
-                               s->d, s->dtype, c->sc);
         /* keys j >= key_end are invisible: leaving them out of x and the
          * softmax is the same as x_j = -inf (exact_order.h) */
-        c->ops->scores(qs, kv, (int32_t)key_end, (double)c->desc->softcap, x);
-        c->ops->softmax_pv(x, (int32_t)key_end, kv, y, p);
+        key_end[r] = (int32_t)end;
+        opp__exact_load_scaled(qs + (size_t)r * s->d,
+                               c->q + ((size_t)(row * s->q_stride) + (size_t)h * s->d) * s->esize,
+                               s->d, s->dtype, c->sc);
+    }
+    c->ops->scores(qs, rows, key_end, kv, (double)c->desc->softcap, x, ld);
+    c->ops->softmax_pv(x, rows, key_end, kv, y, p, ld);
+    for (int32_t r = 0; r < rows; ++r) {
+        const int64_t row = c->cu_q[b] + i0 + r;
         char *dst = c->out + ((size_t)(row * s->out_stride) + (size_t)h * s->dv) * s->esize;
         for (int32_t v = 0; v < s->dv; ++v) {
-            opp__store_elem(dst, (size_t)v, s->dtype, y[v]);
+            opp__store_elem(dst, (size_t)v, s->dtype, y[(size_t)r * kv->dv_pad + v]);
         }
     }
 }
@@ -156,8 +164,9 @@ opp_status_t opp_ref_packed_attention(const opp_attention_desc_t *desc, const in
     w.n_groups = (int64_t)desc->batch * c.s.hkv;
     w.d = c.s.d;
     w.dv = c.s.dv;
-    /* x, p [max_seqlen_kv]; qs [D]; y [Dv rounded up] */
-    w.scratch_doubles = 2 * c.mkv + (size_t)c.s.d + (size_t)c.s.dv + OPP__EXACT_KB;
+    /* x, p [R, max_seqlen_kv]; qs [R, D]; y [R, Dv rounded up] */
+    w.scratch_doubles =
+        OPP__REF_ROWS_PER_ITEM * (2 * c.mkv + (size_t)c.s.d + (size_t)c.s.dv + OPP__EXACT_KB);
     w.ctx = &c;
     w.group_items = packed_group_items;
     w.group_keys = packed_group_keys;

@@ -23,8 +23,8 @@
 #include "lib/oppacked.h"
 #include "reference/exact_row.h"
 
-/* Query rows per item. */
-#define OPP__REF_ROWS_PER_ITEM 16
+/* Query rows per item: one block of the row kernels. */
+#define OPP__REF_ROWS_PER_ITEM OPP__EXACT_MAX_ROWS
 
 /* One reference call's work. The callbacks run on any of the threads, at
  * the same time for different items; they must not record errors or print. */
