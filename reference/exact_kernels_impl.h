@@ -101,8 +101,8 @@ static void kernel_dots(const double *qs, const opp__exact_kv_t *kv, int32_t j0,
     }
 }
 
-/* Key tiles of 32 outside, rows inside: a tile of K is read from memory
- * once for every row of the block. */
+/* Key tiles of 32 outside, rows inside: a tile of K comes from memory once
+ * and serves every row of the block. */
 static void kernel_scores(const double *qs, int32_t rows, const int32_t *n,
                           const opp__exact_kv_t *kv, double c, double *x, size_t ld) {
     int32_t n_max = 0;
@@ -212,8 +212,8 @@ static int kernel_softmax(const double *x, int32_t n, double *p) {
 }
 
 /* Softmax per row, then y = P V with key chunks outside and rows inside (a
- * chunk of V is read from memory once for every row of the block); each
- * row still adds its chunk partials to y in ascending chunk order. */
+ * chunk of V comes from memory once and serves every row of the block);
+ * each row still adds its chunk partials to y in ascending chunk order. */
 static void kernel_softmax_pv(const double *x, int32_t rows, const int32_t *n,
                               const opp__exact_kv_t *kv, double *y, double *p, size_t ld) {
     const int32_t dvp = kv->dv_pad;
