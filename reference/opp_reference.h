@@ -15,6 +15,14 @@
  * All pointers are HOST pointers. Both allocate host scratch with malloc and
  * return OPP_STATUS_HOST_ALLOC_FAILED if that fails. On the same logical
  * batch the two agree bit for bit on the valid rows (the L0 contract).
+ *
+ * Threads: both spread their query rows over opp_ref_threads() POSIX
+ * threads (default: the online CPUs; the environment variable
+ * OPP_REF_THREADS or opp_ref_set_threads() override it). Every output
+ * element is computed by one thread in the fixed order, so the result is
+ * bit-identical for any thread count. OPP_REF_SIMD=0 in the environment
+ * makes them use portable C instead of AVX2+FMA kernels (same bits; a
+ * diagnostic). The calls themselves are reentrant.
  */
 #ifndef OPP_REFERENCE_H
 #define OPP_REFERENCE_H
@@ -27,6 +35,24 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Upper bound of the thread count (larger requests are clamped to it). */
+#define OPP_REF_MAX_THREADS 1024
+
+/*! opp_ref_set_threads() :
+ * Sets the number of threads the CPU references use from now on, process
+ * wide: n >= 1 uses n (at most OPP_REF_MAX_THREADS); n <= 0 returns to the
+ * default (OPP_REF_THREADS if it is set to an integer >= 1, else the number
+ * of online CPUs). Safe to call from any thread; a reference call already
+ * running keeps its count. */
+void opp_ref_set_threads(int n);
+
+/*! opp_ref_threads() :
+ * @return : the number of threads the next reference call uses at most
+ *           (>= 1; a call with fewer row blocks than that uses fewer): the
+ *           value of opp_ref_set_threads(), else OPP_REF_THREADS, else
+ *           sysconf(_SC_NPROCESSORS_ONLN). */
+int opp_ref_threads(void);
 
 /*! opp_ref_packed_attention() :
  * out = PackedVarlenAttention(q, k, v) for the packed layout of desc.

@@ -8,20 +8,23 @@
  *   out [total_q,  Hq,  Dv]
  *
  * Per sequence b and kv head hk the sequence's keys and values are widened
- * to double once (keys scaled by sqrt(scale)); query heads h with
- * h / (Hq / Hkv) == hk (repeat-interleave GQA) then use them: row i sees keys j < key_end(i),
- * key_end = L_kv when not causal, else clamp(i + L_kv - L_q + 1, 0, L_kv)
- * (tail-aligned causal; a negative offset leaves the first rows with no key,
- * which then output zeros). The row itself is reference/exact_row.c.
+ * to double once (keys scaled by sqrt(scale)) and shared by the threads that
+ * work on them (reference/ref_threads.h; an item is a block of query rows of
+ * one head). Query heads h with h / (Hq / Hkv) == hk (repeat-interleave GQA)
+ * use them: row i sees keys j < key_end(i), key_end = L_kv when not causal,
+ * else clamp(i + L_kv - L_q + 1, 0, L_kv) (tail-aligned causal; a negative
+ * offset leaves the first rows with no key, which then output zeros). The
+ * row kernels are reference/exact_kernels_impl.h.
  */
 #include <math.h>
-#include <stdlib.h>
+#include <stddef.h>
 
 #include "lib/internal/check.h"
 #include "numerics/exact_order.h"
 #include "numerics/fp_convert.h"
 #include "reference/exact_row.h"
 #include "reference/opp_reference.h"
+#include "reference/ref_threads.h"
 
 /* The effective shape of a validated descriptor (defaults resolved). */
 typedef struct packed_shape {
@@ -46,45 +49,89 @@ static packed_shape_t packed_shape_of(const opp_attention_desc_t *desc) {
     return s;
 }
 
+/* One call: what every item needs (shared read-only by the threads). */
+typedef struct packed_ctx {
+    const opp_attention_desc_t *desc;
+    packed_shape_t s;
+    const int32_t *cu_q, *cu_kv;
+    const char *q, *k, *v;
+    char *out;
+    double sc;     /* sqrt(scale) */
+    int32_t group; /* query heads per kv head */
+    size_t mkv;    /* keys of the longest sequence (scratch row length) */
+    const opp__exact_row_ops_t *ops;
+} packed_ctx_t;
+
+static int64_t row_blocks(int32_t rows) {
+    return ((int64_t)rows + OPP__REF_ROWS_PER_ITEM - 1) / OPP__REF_ROWS_PER_ITEM;
+}
+
+/* Group g = (sequence b, kv head hk) = (g / Hkv, g % Hkv); its items are
+ * (query head of hk's group, block of query rows). */
+static int64_t packed_group_items(void *ctx, int64_t g) {
+    const packed_ctx_t *c = ctx;
+    const int64_t b = g / c->s.hkv;
+    return c->group * row_blocks(c->cu_q[b + 1] - c->cu_q[b]);
+}
+
+static int32_t packed_group_keys(void *ctx, int64_t g) {
+    const packed_ctx_t *c = ctx;
+    const int64_t b = g / c->s.hkv;
+    return c->cu_kv[b + 1] - c->cu_kv[b];
+}
+
 /* Widens the keys (scaled) and values of kv head hk, rows kv0 .. kv0+lkv-1. */
-static void packed_load_kv(const packed_shape_t *s, int32_t hk, int64_t kv0, int32_t lkv, double sc,
-                           const char *k, const char *v, double *ks, double *vd) {
-    for (int32_t j = 0; j < lkv; ++j) {
+static void packed_load(void *ctx, int64_t g, opp__exact_kv_t *kv) {
+    const packed_ctx_t *c = ctx;
+    const packed_shape_t *s = &c->s;
+    const int64_t b = g / s->hkv, hk = g % s->hkv, kv0 = c->cu_kv[b];
+    for (int32_t j = 0; j < kv->n; ++j) {
         const int64_t row = kv0 + j;
-        opp__exact_load_scaled(ks + (int64_t)j * s->d,
-                               k + ((size_t)(row * s->k_stride) + (size_t)hk * s->d) * s->esize,
-                               s->d, s->dtype, sc);
-        opp__exact_load(vd + (int64_t)j * s->dv,
-                        v + ((size_t)(row * s->v_stride) + (size_t)hk * s->dv) * s->esize, s->dv,
-                        s->dtype);
+        opp__exact_kv_set_key(kv, j,
+                              c->k + ((size_t)(row * s->k_stride) + (size_t)hk * s->d) * s->esize,
+                              s->dtype, c->sc);
+        opp__exact_kv_set_value(
+            kv, j, c->v + ((size_t)(row * s->v_stride) + (size_t)hk * s->dv) * s->esize, s->dtype);
     }
 }
 
-/* Query rows q0 .. q0+lq-1 of head h against the widened keys ks / values vd. */
-static void packed_rows(const opp_attention_desc_t *desc, const packed_shape_t *s, int32_t h,
-                        int64_t q0, int32_t lq, int32_t lkv, double sc, const char *q,
-                        const double *ks, const double *vd, char *out, double *qs, double *x,
-                        double *p, double *y) {
-    for (int32_t i = 0; i < lq; ++i) {
-        const int64_t row = q0 + i;
-        int64_t key_end = lkv;
-        if (desc->is_causal) {
-            key_end = (int64_t)i + lkv - lq + 1;
-            key_end = key_end < 0 ? 0 : (key_end > lkv ? lkv : key_end);
+/* One block of query rows of one head: row i sees keys j < key_end(i).
+ * Scratch: x, p [R, max_seqlen_kv]; qs [R, D]; y [R, Dv rounded up]. */
+static void packed_run(void *ctx, int64_t g, int64_t item, const opp__exact_kv_t *kv,
+                       double *scratch) {
+    const packed_ctx_t *c = ctx;
+    const packed_shape_t *s = &c->s;
+    const int64_t b = g / s->hkv, hk = g % s->hkv;
+    const int32_t lq = c->cu_q[b + 1] - c->cu_q[b], lkv = kv->n;
+    const int64_t blocks = row_blocks(lq);
+    const int64_t h = hk * c->group + item / blocks;
+    const int32_t i0 = (int32_t)(item % blocks) * OPP__REF_ROWS_PER_ITEM;
+    const int32_t rows = lq - i0 < OPP__REF_ROWS_PER_ITEM ? lq - i0 : OPP__REF_ROWS_PER_ITEM;
+    const size_t ld = c->mkv;
+    double *x = scratch, *p = x + OPP__REF_ROWS_PER_ITEM * ld;
+    double *qs = p + OPP__REF_ROWS_PER_ITEM * ld, *y = qs + OPP__REF_ROWS_PER_ITEM * (size_t)s->d;
+    int32_t key_end[OPP__REF_ROWS_PER_ITEM] = {0};
+    for (int32_t r = 0; r < rows; ++r) {
+        const int64_t i = i0 + r, row = c->cu_q[b] + i;
+        int64_t end = lkv;
+        if (c->desc->is_causal) {
+            end = i + lkv - lq + 1;
+            end = end < 0 ? 0 : (end > lkv ? lkv : end);
         }
-        opp__exact_load_scaled(qs, q + ((size_t)(row * s->q_stride) + (size_t)h * s->d) * s->esize,
-                               s->d, s->dtype, sc);
-        for (int32_t j = 0; j < lkv; ++j) {
-            x[j] = -INFINITY;
-            if (j < key_end) {
-                x[j] = opp__exact_softcap(opp__exact_dot(qs, ks + (int64_t)j * s->d, s->d),
-                                          (double)desc->softcap);
-            }
-        }
-        opp__exact_softmax_pv(x, lkv, vd, s->dv, y, p);
-        char *dst = out + ((size_t)(row * s->out_stride) + (size_t)h * s->dv) * s->esize;
-        for (int32_t c = 0; c < s->dv; ++c) {
-            opp__store_elem(dst, (size_t)c, s->dtype, y[c]);
+        /* keys j >= key_end are invisible: leaving them out of x and the
+         * softmax is the same as x_j = -inf (exact_order.h) */
+        key_end[r] = (int32_t)end;
+        opp__exact_load_scaled(qs + (size_t)r * s->d,
+                               c->q + ((size_t)(row * s->q_stride) + (size_t)h * s->d) * s->esize,
+                               s->d, s->dtype, c->sc);
+    }
+    c->ops->scores(qs, rows, key_end, kv, (double)c->desc->softcap, x, ld);
+    c->ops->softmax_pv(x, rows, key_end, kv, y, p, ld);
+    for (int32_t r = 0; r < rows; ++r) {
+        const int64_t row = c->cu_q[b] + i0 + r;
+        char *dst = c->out + ((size_t)(row * s->out_stride) + (size_t)h * s->dv) * s->esize;
+        for (int32_t v = 0; v < s->dv; ++v) {
+            opp__store_elem(dst, (size_t)v, s->dtype, y[(size_t)r * kv->dv_pad + v]);
         }
     }
 }
@@ -100,35 +147,30 @@ opp_status_t opp_ref_packed_attention(const opp_attention_desc_t *desc, const in
     OPP_RETURN_IF(k == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "k is NULL");
     OPP_RETURN_IF(v == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "v is NULL");
     OPP_RETURN_IF(out == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "out is NULL");
-    const packed_shape_t s = packed_shape_of(desc);
-    const size_t mkv = (size_t)(desc->max_seqlen_kv > 0 ? desc->max_seqlen_kv : 1);
-    const size_t dmax = (size_t)(s.d > s.dv ? s.d : s.dv);
-    double *ks = malloc(mkv * (size_t)s.d * sizeof(double));
-    double *vd = malloc(mkv * (size_t)s.dv * sizeof(double));
-    double *row = malloc((2 * mkv + 2 * dmax) * sizeof(double));
-    if (ks == NULL || vd == NULL || row == NULL) {
-        free(ks);
-        free(vd);
-        free(row);
-        OPP_RETURN_IF(1, OPP_STATUS_HOST_ALLOC_FAILED,
-                      "cannot allocate host scratch for max_seqlen_kv = %d",
-                      (int)desc->max_seqlen_kv);
-    }
-    double *x = row, *p = row + mkv, *qs = row + 2 * mkv, *y = row + 2 * mkv + dmax;
-    const double sc = opp__exact_sqrt_scale(desc->scale, s.d);
-    const int32_t group = s.hq / s.hkv;
-    for (int32_t b = 0; b < desc->batch; ++b) {
-        const int32_t lq = cu_seqlens_q[b + 1] - cu_seqlens_q[b];
-        const int32_t lkv = cu_seqlens_kv[b + 1] - cu_seqlens_kv[b];
-        for (int32_t hk = 0; hk < s.hkv; ++hk) {
-            packed_load_kv(&s, hk, cu_seqlens_kv[b], lkv, sc, k, v, ks, vd);
-            for (int32_t h = hk * group; h < (hk + 1) * group; ++h) {
-                packed_rows(desc, &s, h, cu_seqlens_q[b], lq, lkv, sc, q, ks, vd, out, qs, x, p, y);
-            }
-        }
-    }
-    free(ks);
-    free(vd);
-    free(row);
-    return OPP_STATUS_SUCCESS;
+    packed_ctx_t c;
+    c.desc = desc;
+    c.s = packed_shape_of(desc);
+    c.cu_q = cu_seqlens_q;
+    c.cu_kv = cu_seqlens_kv;
+    c.q = q;
+    c.k = k;
+    c.v = v;
+    c.out = out;
+    c.sc = opp__exact_sqrt_scale(desc->scale, c.s.d);
+    c.group = c.s.hq / c.s.hkv;
+    c.mkv = (size_t)(desc->max_seqlen_kv > 0 ? desc->max_seqlen_kv : 1);
+    c.ops = opp__exact_row_ops();
+    opp__ref_work_t w;
+    w.n_groups = (int64_t)desc->batch * c.s.hkv;
+    w.d = c.s.d;
+    w.dv = c.s.dv;
+    /* x, p [R, max_seqlen_kv]; qs [R, D]; y [R, Dv rounded up] */
+    w.scratch_doubles =
+        OPP__REF_ROWS_PER_ITEM * (2 * c.mkv + (size_t)c.s.d + (size_t)c.s.dv + OPP__EXACT_KB);
+    w.ctx = &c;
+    w.group_items = packed_group_items;
+    w.group_keys = packed_group_keys;
+    w.load = packed_load;
+    w.run = packed_run;
+    return opp__ref_run(&w);
 }

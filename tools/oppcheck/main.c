@@ -277,6 +277,8 @@ int main(int argc, char **argv) {
     printf("oppcheck %s: logical batch %s\n", opp_version_string(), desc);
     printf("  total_q = %lld, total_kv = %lld tokens; max L_q = %d, max L_kv = %d\n",
            (long long)lb.total_q, (long long)lb.total_kv, (int)lb.max_lq, (int)lb.max_lkv);
+    printf("  CPU references: %d threads (OPP_REF_THREADS; default: online CPUs)\n",
+           opp_ref_threads());
     oppcheck_table_t table;
     memset(&table, 0, sizeof(table));
     void *packed = NULL;
