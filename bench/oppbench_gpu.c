@@ -326,7 +326,7 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, bench_result_t
         BENCH_DIE("opp_packed_attention_workspace_size: %s: %s", opp_status_name(st),
                   opp_last_error_message());
     }
-    opp_hgpu_packed_call_t ej = {desc, &packed, g.stream};
+    opp_hgpu_packed_call_t ej = {.desc = desc, .dev = &packed, .stream = g.stream};
     const opp_ref_attention24_tensors_t host_padded = opp_lb_padded_tensors(&pad);
     opp_ref_attention24_tensors_t padded; /* y: the dtype's NaN */
     opp_hgpu_a24_upload(&pad.desc, &host_padded, OPP_HGPU_POISON_NAN, &padded);

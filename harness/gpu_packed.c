@@ -49,14 +49,15 @@ cudaError_t opp_hgpu_packed_free(opp_hgpu_packed_t *dev) {
 opp_status_t opp_hgpu_packed_run(void *packed_call) {
     const opp_hgpu_packed_call_t *c = packed_call;
     const opp_varlen_t varlen = {c->dev->cu_q, c->dev->cu_kv};
-    return opp_packed_attention_fwd(&c->desc, &varlen, c->dev->q, c->dev->k, c->dev->v, c->dev->out,
-                                    c->dev->workspace, c->dev->workspace_bytes, c->stream);
+    return opp_packed_attention_fwd_lse(&c->desc, &varlen, c->dev->q, c->dev->k, c->dev->v,
+                                        c->dev->out, c->lse, c->dev->workspace,
+                                        c->dev->workspace_bytes, c->stream);
 }
 
 opp_status_t opp_hgpu_nonpad_run(void *nonpad_call) {
     const opp_hgpu_nonpad_call_t *c = nonpad_call;
-    return opp_attention24_nonpad_fwd(&c->desc, c->nonpad, c->q, c->k, c->v, c->y, c->workspace,
-                                      c->workspace_bytes, c->stream);
+    return opp_attention24_nonpad_fwd_lse(&c->desc, c->nonpad, c->q, c->k, c->v, c->y, c->lse,
+                                          c->workspace, c->workspace_bytes, c->stream);
 }
 
 void opp_hgpu_nonpad_desc(const opp_ref_attention24_desc_t *d, opp_attention24_desc_t *desc) {

@@ -4,14 +4,16 @@
  * in its packed representation, and the library's two entries as calls a
  * timer can repeat (opp_hgpu_run_fn, harness/gpu_timer.h):
  *
- *   opp_hgpu_packed_run   opp_packed_attention_fwd() on the packed batch:
+ *   opp_hgpu_packed_run   opp_packed_attention_fwd_lse() on the packed batch:
  *                         q [total_q, Hq, D], k [total_kv, Hkv, D],
  *                         v [total_kv, Hkv, Dv], cu_q / cu_kv [B + 1] int32,
- *                         out [total_q, Hq, Dv] (poisoned before the run)
- *   opp_hgpu_nonpad_run   opp_attention24_nonpad_fwd() on the padded
+ *                         out [total_q, Hq, Dv] (poisoned before the run),
+ *                         lse [Hq, total_q] float32 (optional)
+ *   opp_hgpu_nonpad_run   opp_attention24_nonpad_fwd_lse() on the padded
  *                         Attention-24 layout: q [B, Hq, S_q, D] (or 3D),
  *                         k/v [B, Hkv, S_kv, D|Dv], y [B, Hq, S_q, Dv],
- *                         nonpad [B] int64 (harness/gpu_a24.h uploads them)
+ *                         nonpad [B] int64 (harness/gpu_a24.h uploads them),
+ *                         lse [B, Hq, S_q] float32 (optional)
  *
  * Every pointer in a call is a device pointer except the descriptors
  * (host); a call only enqueues on its stream and returns the status of
@@ -60,6 +62,7 @@ typedef struct opp_hgpu_packed_call {
     opp_attention_desc_t desc;    /* opp_lb_packed_desc() of the batch */
     const opp_hgpu_packed_t *dev; /* inputs, out, cu_seqlens, workspace */
     cudaStream_t stream;
+    float *lse; /* device [Hq, total_q] float32, or NULL (not written) */
 } opp_hgpu_packed_call_t;
 
 opp_status_t opp_hgpu_packed_run(void *packed_call);
@@ -71,6 +74,7 @@ typedef struct opp_hgpu_nonpad_call {
     void *y, *workspace;
     size_t workspace_bytes;
     cudaStream_t stream;
+    float *lse; /* device [B, Hq, S_q] float32, or NULL (not written) */
 } opp_hgpu_nonpad_call_t;
 
 opp_status_t opp_hgpu_nonpad_run(void *nonpad_call);

@@ -1,7 +1,7 @@
 /*
- * logical_batch.c - seeded generation of logical batches and the derivation
- * of their packed and padded Attention-24 representations (see
- * logical_batch.h and DESIGN.md §3).
+ * logical_batch.c - seeded generation of logical batches, their
+ * recomposition from other batches' sequences, and their packed
+ * representation (see logical_batch.h and DESIGN.md §3).
  *
  * Randomness is splitmix64 (no libm, no global state), so a seed gives the
  * same batch on every machine.
@@ -172,6 +172,64 @@ void opp_lb_free(opp_lb_t *lb) {
     free(lb->k);
     free(lb->v);
     memset(lb, 0, sizeof(*lb));
+}
+
+/* 1 if a and b have the same attributes (everything but lengths and values). */
+static int same_attrs(const opp_lb_t *a, const opp_lb_t *b) {
+    return a->dtype == b->dtype && a->num_heads == b->num_heads &&
+           a->kv_num_heads == b->kv_num_heads && a->head_size == b->head_size &&
+           a->v_head_size == b->v_head_size && a->scale == b->scale &&
+           a->is_causal == b->is_causal && a->softcap == b->softcap;
+}
+
+/* Copies rows [row0, row0 + n) of a packed [total, heads, width] tensor. */
+static void copy_rows(void *dst, int64_t dst_row0, const void *src, int64_t src_row0, int64_t n,
+                      int64_t row_elems, size_t es) {
+    memcpy((char *)dst + (size_t)(dst_row0 * row_elems) * es,
+           (const char *)src + (size_t)(src_row0 * row_elems) * es, (size_t)(n * row_elems) * es);
+}
+
+int opp_lb_compose(opp_lb_t *dst, const opp_lb_t *const *src, const int32_t *seq, int32_t n) {
+    memset(dst, 0, sizeof(*dst));
+    if (n < 1) {
+        return -1;
+    }
+    for (int32_t k = 0; k < n; ++k) {
+        if (!same_attrs(src[0], src[k]) || seq[k] < 0 || seq[k] >= src[k]->batch) {
+            return -1;
+        }
+    }
+    const opp_lb_t *a = src[0];
+    *dst = *a; /* the attributes; lengths, offsets and values are dst's own */
+    dst->batch = n;
+    dst->cu_q = dst->cu_kv = NULL;
+    dst->q = dst->k = dst->v = NULL;
+    dst->lq = malloc(sizeof(int32_t) * (size_t)n);
+    dst->lkv = malloc(sizeof(int32_t) * (size_t)n);
+    if (dst->lq == NULL || dst->lkv == NULL) {
+        opp_lb_free(dst);
+        return -1;
+    }
+    for (int32_t k = 0; k < n; ++k) {
+        dst->lq[k] = src[k]->lq[seq[k]];
+        dst->lkv[k] = src[k]->lkv[seq[k]];
+    }
+    if (lb_alloc(dst) != 0) {
+        opp_lb_free(dst);
+        return -1;
+    }
+    const size_t es = opp_dtype_size(a->dtype);
+    const int64_t qw = (int64_t)a->num_heads * a->head_size;
+    const int64_t kw = (int64_t)a->kv_num_heads * a->head_size;
+    const int64_t vw = (int64_t)a->kv_num_heads * a->v_head_size;
+    for (int32_t k = 0; k < n; ++k) {
+        const opp_lb_t *s = src[k];
+        const int32_t b = seq[k];
+        copy_rows(dst->q, dst->cu_q[k], s->q, s->cu_q[b], s->lq[b], qw, es);
+        copy_rows(dst->k, dst->cu_kv[k], s->k, s->cu_kv[b], s->lkv[b], kw, es);
+        copy_rows(dst->v, dst->cu_kv[k], s->v, s->cu_kv[b], s->lkv[b], vw, es);
+    }
+    return 0;
 }
 
 void opp_lb_packed_desc(const opp_lb_t *lb, opp_attention_desc_t *desc) {

@@ -65,6 +65,14 @@ int opp_lb_from_lengths(opp_lb_t *lb, opp_dtype_t dtype, int32_t batch, const in
 
 void opp_lb_free(opp_lb_t *lb);
 
+/* Another composition of existing sequences (batch invariance tests):
+ * sequence k of dst is sequence seq[k] of *src[k], values copied, for
+ * k = 0 .. n-1 (n >= 1). Every src[k] must have the attributes of src[0]
+ * (dtype, heads, head sizes, scale, causal, softcap), which dst takes.
+ * @return : 0 on success, -1 on allocation failure or differing
+ *           attributes. Free with opp_lb_free. */
+int opp_lb_compose(opp_lb_t *dst, const opp_lb_t *const *src, const int32_t *seq, int32_t n);
+
 /* The packed descriptor of the batch (dense strides, exact algo). */
 void opp_lb_packed_desc(const opp_lb_t *lb, opp_attention_desc_t *desc);
 
@@ -96,6 +104,11 @@ opp_ref_attention24_tensors_t opp_lb_padded_tensors(const opp_lb_padded_t *pad);
  * out [total_q, Hq, Dv]. */
 void opp_lb_padded_valid_rows(const opp_lb_t *lb, const opp_lb_padded_t *pad, const void *y,
                               void *out);
+
+/* Copies the valid (tail) rows of a padded LSE [B, Hq, S_q] into the
+ * packed layout lse [Hq, total_q]. */
+void opp_lb_padded_valid_lse(const opp_lb_t *lb, const opp_lb_padded_t *pad,
+                             const float *lse_padded, float *lse);
 
 /* The poison bit pattern of one element for dtype (finite: large value whose
  * sign alternates with index; NaN: quiet NaN). */

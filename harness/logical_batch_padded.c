@@ -125,3 +125,15 @@ void opp_lb_padded_valid_rows(const opp_lb_t *lb, const opp_lb_padded_t *pad, co
         }
     }
 }
+
+void opp_lb_padded_valid_lse(const opp_lb_t *lb, const opp_lb_padded_t *pad,
+                             const float *lse_padded, float *lse) {
+    const int64_t sq = pad->desc.q_seqlen, hq = lb->num_heads;
+    for (int64_t b = 0; b < lb->batch; ++b) {
+        for (int64_t h = 0; h < hq; ++h) {
+            memcpy(lse + h * lb->total_q + lb->cu_q[b],
+                   lse_padded + (b * hq + h) * sq + sq - lb->lq[b],
+                   sizeof(float) * (size_t)lb->lq[b]);
+        }
+    }
+}
