@@ -47,6 +47,11 @@ while [ $# -gt 0 ]; do
     shift
 done
 
+# gpu_stage.sh stages the binaries gzip-compressed: unpack them once.
+while IFS= read -r -d '' gz; do
+    gunzip -f "$gz" && chmod a+x "${gz%.gz}"
+done < <(find "$STAGE" -name '*.gz' -print0)
+
 export LD_LIBRARY_PATH="$STAGE/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Test data: stage/testdata, or the tracked testdata/ (gpu_stage.sh --no-testdata).
 DATA=$STAGE/testdata
