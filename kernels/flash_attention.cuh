@@ -153,15 +153,21 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     const int32_t rem0 = (int32_t)(r0 - t0 * g);
 #pragma unroll
     for (int r = ld_r; r < C::BM; r += C::RSTEP) {
+        if (ld_c >= C::CHUNKS) {
+            break; /* an idle lane of the rounded-up chunk count: writes nothing */
+        }
         const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
-        const bool ok = r0 + r < nrows && ld_c < C::CHUNKS && ld_c * 8 < a.d;
+        const bool ok = r0 + r < nrows && ld_c * 8 < a.d;
         const uint16_t *src = ok ? qg + (t0 + tt) * a.q.row + hg * a.q.head + ld_c * 8 : qg;
         flash_cp_async16(flash_smem_addr(sq + r * C::PITCH + ld_c * 8), src, ok);
     }
     /* K or V block j -> shared (keys past L_kv and columns past the width: zeros) */
     auto load_kv = [&](uint16_t *dst, const uint16_t *src0, int64_t row_stride, int width,
                        int32_t j) {
-        const bool col_ok = ld_c < C::CHUNKS && ld_c * 8 < width;
+        if (ld_c >= C::CHUNKS) {
+            return; /* an idle lane of the rounded-up chunk count: writes nothing */
+        }
+        const bool col_ok = ld_c * 8 < width;
         const int32_t key0 = j * C::BN + ld_r;
         const uint16_t *src = src0 + (int64_t)key0 * row_stride + ld_c * 8;
         const int64_t step = (int64_t)C::RSTEP * row_stride;
