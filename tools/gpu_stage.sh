@@ -19,18 +19,25 @@
 #   stage/tests/<test>       the test binaries (stage/tests.txt lists them,
 #                            stage/gpu_tests.txt those that use CUDA)
 #   stage/oppbench, stage/oppcheck
+#                            (a binary over 1 MiB is stored as <name>.xz - those
+#                            linking the library's kernels, ~13 MiB each -
+#                            and stage/run_all.sh unpacks it on the GPU machine)
 #   stage/lib/               shared libraries the binaries need that the GPU
 #                            machine lacks (libcmocka.so.0, libprotobuf-c.so.1,
 #                            ...: everything ldd names except CUDA's, libc,
 #                            libm, libstdc++, libgcc_s, ld-linux, libpthread,
 #                            libdl, librt)
 #   stage/testdata/          onnx-attention-conformance/ and cases/ (unless --no-testdata)
-#   stage/bench/             workloads.json, torch_anchors.py (from ../shared/bench)
+#   stage/bench/             workloads.json, torch_anchors.py (from ../shared/bench) and
+#                            bench/'s scripts: fa2_accuracy.py, fa2_sweep.py, compare.py,
+#                            bench_common.py
 #   stage/ci_summary.py      the CMocka result parser of tools/ci_summary.py
 #   stage/run_all.sh         copied from tools/gpu_run_all.sh: runs it all there
 #   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
 # On the GPU machine (device tool), from the repo root, with carry ["stage"]:
 #   bash stage/run_all.sh --sanitize, then bash stage/run_all.sh --no-tests --bench --oppcheck
+#   (the benchmark alone, FAST vs FA2 with accuracy and the sweep:
+#    bash stage/run_all.sh --no-tests --bench)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -150,6 +157,16 @@ for need in libcmocka.so.0 libprotobuf-c.so.1; do
     [ -f "$STAGE/lib/$need" ] || die "$need was not staged (no test links it?)"
 done
 
+# --- the large binaries travel compressed: each binary that links the
+# library carries the kernels' fat binary (SASS for four architectures,
+# ~13 MiB), and a device call sends at most 64 MiB. xz -3 makes them ~9x
+# smaller; stage/run_all.sh unpacks them (xz, else python3's lzma) first.
+command -v xz >/dev/null || die "xz not found (apt-get install xz-utils)"
+for f in "${staged[@]}"; do
+    [ "$(stat -c %s "$f")" -gt $((1 << 20)) ] || continue
+    xz -T0 -3 -f "$f" || die "xz $f failed"
+done
+
 # --- data, bench inputs, the parser and the runner
 if [ $testdata -eq 1 ]; then
     cp -rL testdata/onnx-attention-conformance "$STAGE/testdata/"
@@ -162,6 +179,9 @@ for f in workloads.json torch_anchors.py; do
     [ -f "$SHARED/bench/$f" ] || die "$SHARED/bench/$f not found (set OPP_SHARED_DIR)"
     cp -L "$SHARED/bench/$f" "$STAGE/bench/"
 done
+for f in bench_common.py fa2_accuracy.py fa2_sweep.py compare.py; do
+    cp bench/$f "$STAGE/bench/"
+done
 cp tools/ci_summary.py "$STAGE/ci_summary.py"
 cp tools/gpu_run_all.sh "$STAGE/run_all.sh"
 chmod a+x "$STAGE/run_all.sh"
@@ -172,9 +192,10 @@ chmod a+x "$STAGE/run_all.sh"
     echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)"
     echo "uncommitted changes: $(git status --porcelain 2>/dev/null | wc -l) paths"
     echo "binaries:"
-    (cd "$STAGE" && find tests oppbench oppcheck -type f -printf '  %p %s bytes\n' 2>/dev/null | sort) || true
+    (cd "$STAGE" && find tests oppbench* oppcheck* -type f -printf '  %p %s bytes\n' 2>/dev/null | sort) || true
     echo "libraries: $(find "$STAGE/lib" -type f -printf '%f ' | sort)"
     echo "GPU test binaries: $(tr '\n' ' ' <"$STAGE/gpu_tests.txt")"
+    echo "bench scripts: $(cd "$STAGE/bench" && ls | tr '\n' ' ')"
 } >"$STAGE/STAGE_INFO.txt"
 cat "$STAGE/STAGE_INFO.txt"
 
@@ -189,4 +210,4 @@ echo "gpu_stage: the device call sends the working tree ($(mib "$tree_bytes")) +
     die "over the device tool's 64 MiB (try --no-testdata)"
 [ $((stage_bytes + tree_bytes)) -lt $((56 * 1048576)) ] || [ $testdata -eq 0 ] ||
     echo "gpu_stage: WARNING: close to 64 MiB; --no-testdata saves ~16 MiB" >&2
-echo "gpu_stage: done. Device commands (carry [\"stage\"], README.md): bash stage/run_all.sh --sanitize; then bash stage/run_all.sh --no-tests --bench --oppcheck"
+echo "gpu_stage: done. Device commands (carry [\"stage\"], README.md): bash stage/run_all.sh --sanitize; then bash stage/run_all.sh --no-tests --bench --oppcheck (or --no-tests --bench alone)"
