@@ -20,6 +20,7 @@
 #define OPP_BENCH_JSON_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define OPP_JSON_MAX_DEPTH 64
 
@@ -73,5 +74,11 @@ const opp_json_t *opp_json_get(const opp_json_t *value, const char *key);
  * @return : "null", "false", "true", "number", "string", "array", "object"
  *           ("a boolean" is spelled by the caller). Never NULL. */
 const char *opp_json_type_name(opp_json_type_t type);
+
+/*! opp_json_write_string() :
+ * Writes s to f as a JSON string: quotes, \" and \\ escaped, control
+ * characters as \u00XX, other bytes as they are (the writer's half, for
+ * oppbench's JSON lines and dump sidecars). */
+void opp_json_write_string(FILE *f, const char *s);
 
 #endif /* OPP_BENCH_JSON_H */

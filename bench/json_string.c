@@ -3,12 +3,15 @@
  * \" \\ \/ \b \f \n \r \t and \uXXXX (surrogate pairs joined, lone
  * surrogates and \u0000 refused), raw bytes checked as UTF-8 (no overlong
  * forms, no encoded surrogates, nothing above U+10FFFF), control
- * characters refused. Output: NUL-terminated UTF-8.
+ * characters refused. Output: NUL-terminated UTF-8. And the writer's
+ * half, opp_json_write_string().
  * Tested by tests/json_reader_test.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/json.h"
 #include "bench/json_internal.h"
 
 static int hex4(parser_t *p, unsigned *out) {
@@ -194,4 +197,19 @@ int opp_json__parse_string(parser_t *p, char **out, size_t *out_len) {
     *out = buf;
     *out_len = len;
     return 0;
+}
+
+void opp_json_write_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; ++s) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            fprintf(f, "\\%c", c);
+        } else if (c < 0x20) {
+            fprintf(f, "\\u%04x", c);
+        } else {
+            fputc(c, f);
+        }
+    }
+    fputc('"', f);
 }

@@ -1,15 +1,18 @@
 /*
- * oppbench.c - benchmark of liboppacked's packed attention against the
- * cuBLAS padded Attention-24 reference on the fixed workloads of
- * ../shared/bench/workloads.json (DESIGN.md §7). Validates before it times
- * (bench/oppbench_gpu.c), then prints
- *   workload | impl | ms (median) | ms (min) | TFLOP/s | validation
- * and one JSON line per (workload, impl).
+ * oppbench.c - benchmark of liboppacked's packed attention - the EXACT
+ * kernel, the FAST (tensor-core) kernel - and the cuBLAS padded
+ * Attention-24 reference on the fixed workloads of
+ * ../shared/bench/workloads.json (DESIGN.md §7), or of FAST alone on a
+ * synthetic sweep (--sweep, bench/sweep.c). Validates before it times
+ * (bench/oppbench_gpu.c, bench/sweep_gpu.c), then prints
+ *   workload | impl | kernel | ms (median) | ms (min) | TFLOP/s | validation
+ * and one JSON line per (workload, impl). --dump writes each workload's
+ * tensors for bench/fa2_accuracy.py (bench/dump.h).
  *
  *   bazel build -c opt //bench:oppbench
  *   bazel-bin/bench/oppbench --help
- *   bazel-bin/bench/oppbench --list          (no GPU needed)
- *   on the GPU machine: bash stage/run_all.sh --bench   (bench/README.md)
+ *   bazel-bin/bench/oppbench --list          (no GPU needed; --sweep --list too)
+ *   on the GPU machine: bash stage/run_all.sh --no-tests --bench   (bench/README.md)
  *
  * Exit status: 0 every selected workload validated, 1 a validation failed,
  * 2 bad options, a bad workload file or a CUDA error.
@@ -20,128 +23,6 @@
 
 #include "bench/oppbench.h"
 #include "bench/workloads.h"
-
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: oppbench [options]\n"
-            "  --workloads PATH          workload file (default: $OPP_WORKLOADS, else\n"
-            "                            ../shared/bench/workloads.json from the repo root)\n"
-            "  --only NAME[,NAME...]     run only these workloads\n"
-            "  --impl exact,cublas       implementations to time (default both; validation\n"
-            "                            always runs both)\n"
-            "  --reps N                  timed runs per implementation (default 20)\n"
-            "  --warmup N                untimed warm-up runs (default 3)\n"
-            "  --max-seconds-per-impl S  a run longer than S seconds is reported as a single\n"
-            "                            run without repetitions; repetitions also stop once\n"
-            "                            they have taken S seconds (after 3) (default 60)\n"
-            "  --json PATH               also write the JSON lines to PATH\n"
-            "  --seed N                  value seed (default 1; per workload: seed ^ hash(name))\n"
-            "  --cpu-ref-max-gflop X     also check the exact kernel against the CPU reference\n"
-            "                            on workloads of at most X GFLOP (default 0 = never;\n"
-            "                            the CPU reference runs ~1 GFLOP/s)\n"
-            "  --flush-mib N             L2 flush buffer (default max(256, 4 x L2) MiB)\n"
-            "  --list                    list the workloads with their FLOPs and exit (no GPU)\n"
-            "  --help                    this text\n"
-            "Exit status: 0 all validated, 1 a validation failed, 2 error.\n");
-}
-
-static int bad(const char *opt, const char *value) {
-    fprintf(stderr, "oppbench: bad value for %s: '%s' (see --help)\n", opt, value);
-    return 2;
-}
-
-static int parse_num(const char *s, double lo, double hi, double *out) {
-    char *end = NULL;
-    const double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= lo && v <= hi)) {
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_impls(const char *s, bench_opts_t *o) {
-    o->impl_exact = o->impl_cublas = 0;
-    while (*s != '\0') {
-        const size_t len = strcspn(s, ",");
-        if (len == 5 && strncmp(s, "exact", 5) == 0) {
-            o->impl_exact = 1;
-        } else if (len == 6 && strncmp(s, "cublas", 6) == 0) {
-            o->impl_cublas = 1;
-        } else {
-            return -1;
-        }
-        s += len + (s[len] == ',');
-    }
-    return (o->impl_exact || o->impl_cublas) ? 0 : -1;
-}
-
-static int parse_args(int argc, char **argv, bench_opts_t *o) {
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (strcmp(a, "--list") == 0) {
-            o->list = 1;
-            continue;
-        }
-        /* --opt VALUE or --opt=VALUE */
-        char name[64];
-        const char *val = strchr(a, '=');
-        if (val != NULL && (size_t)(val - a) < sizeof name) {
-            snprintf(name, sizeof name, "%.*s", (int)(val - a), a);
-            ++val;
-        } else if (i + 1 < argc && strncmp(a, "--", 2) == 0) {
-            snprintf(name, sizeof name, "%s", a);
-            val = argv[++i];
-        } else {
-            fprintf(stderr, "oppbench: unknown option or missing value: %s (see --help)\n", a);
-            return 2;
-        }
-        double x = 0.0;
-        if (strcmp(name, "--workloads") == 0) {
-            o->workloads_path = val;
-        } else if (strcmp(name, "--only") == 0) {
-            o->only = val;
-        } else if (strcmp(name, "--json") == 0) {
-            o->json_path = val;
-        } else if (strcmp(name, "--impl") == 0) {
-            if (parse_impls(val, o) != 0) {
-                return bad(name, val);
-            }
-        } else if (strcmp(name, "--reps") == 0 || strcmp(name, "--warmup") == 0) {
-            const int reps = strcmp(name, "--reps") == 0;
-            if (parse_num(val, reps ? 1 : 0, 100000, &x) != 0 || x != (double)(int)x) {
-                return bad(name, val);
-            }
-            *(reps ? &o->reps : &o->warmup) = (int)x;
-        } else if (strcmp(name, "--max-seconds-per-impl") == 0) {
-            if (parse_num(val, 0.001, 1e6, &o->max_seconds) != 0) {
-                return bad(name, val);
-            }
-        } else if (strcmp(name, "--seed") == 0) {
-            if (parse_num(val, 0, 4294967295.0, &x) != 0 || x != (double)(uint64_t)x) {
-                return bad(name, val);
-            }
-            o->seed = (uint64_t)x;
-        } else if (strcmp(name, "--cpu-ref-max-gflop") == 0) {
-            if (parse_num(val, 0, 1e9, &o->cpu_ref_max_gflop) != 0) {
-                return bad(name, val);
-            }
-        } else if (strcmp(name, "--flush-mib") == 0) {
-            if (parse_num(val, 1, 65536, &x) != 0) {
-                return bad(name, val);
-            }
-            o->flush_bytes = (size_t)x << 20;
-        } else {
-            fprintf(stderr, "oppbench: unknown option %s (see --help)\n", name);
-            return 2;
-        }
-    }
-    return 0;
-}
 
 /* --workloads, else $OPP_WORKLOADS, else ../shared/bench/workloads.json
  * relative to the repo root (the cwd, or $BUILD_WORKSPACE_DIRECTORY under
@@ -160,104 +41,68 @@ static const char *workloads_path(const bench_opts_t *o, char *buf, size_t size)
     return buf;
 }
 
-static void list_workloads(const opp_workload_set_t *set, const int *selected) {
-    printf("%-26s %-5s %5s %4s %4s %4s %-6s %7s %9s %9s %7s %7s %15s %10s\n", "workload", "dtype",
-           "B", "Hq", "Hkv", "D", "causal", "softcap", "total_q", "total_kv", "max_lq", "max_lkv",
-           "attended pairs", "GFLOP");
-    for (int i = 0; i < set->count; ++i) {
-        const opp_workload_t *w = &set->items[i];
-        if (!selected[i]) {
+/* The workload set: the file's, or with --sweep the synthetic sweep. */
+static int load_set(const bench_opts_t *o, opp_workload_set_t *set, char *path, size_t path_size) {
+    char err[1024];
+    if (o->sweep) {
+        snprintf(path, path_size, "the sweep (bench/sweep.c)");
+        if (opp_sweep_workloads(set) != 0) {
+            BENCH_DIE("out of host memory");
+        }
+        return 0;
+    }
+    char buf[4096];
+    snprintf(path, path_size, "%s", workloads_path(o, buf, sizeof buf));
+    if (opp_workloads_load(path, set, err, sizeof err) != 0) {
+        fprintf(stderr, "oppbench: %s\n", err);
+        return 2;
+    }
+    return 0;
+}
+
+/* Runs workload i of set; appends the requested rows. Returns 1 on failure. */
+static int run_one(const bench_opts_t *o, const opp_workload_t *w, int index, FILE *jf,
+                   bench_result_t *rows, int *n_rows) {
+    bench_result_t res[BENCH_IMPLS];
+    int want[BENCH_IMPLS], failed;
+    if (o->sweep) {
+        failed = bench_gpu_sweep_run(o, w, &res[BENCH_IMPL_FAST]) != 0;
+        for (int k = 0; k < BENCH_IMPLS; ++k) {
+            want[k] = k == BENCH_IMPL_FAST;
+        }
+    } else {
+        failed = bench_gpu_run(o, w, index, res) != 0;
+        memcpy(want, o->impl, sizeof want);
+    }
+    for (int k = 0; k < BENCH_IMPLS; ++k) {
+        if (!want[k]) {
             continue;
         }
-        int64_t tq, tkv, pairs = 0;
-        int32_t mq = 0, mkv = 0;
-        opp_workload_tokens(w, &tq, &tkv);
-        for (int32_t b = 0; b < w->batch; ++b) {
-            pairs += opp_attended_pairs(w->lq[b], w->lkv[b], w->causal);
-            mq = w->lq[b] > mq ? w->lq[b] : mq;
-            mkv = w->lkv[b] > mkv ? w->lkv[b] : mkv;
-        }
-        printf("%-26s %-5s %5d %4d %4d %4d %-6s %7g %9lld %9lld %7d %7d %15lld %10.3f\n", w->name,
-               opp_dtype_name(w->dtype), (int)w->batch, (int)w->heads, (int)w->kv_heads,
-               (int)w->head_size, w->causal ? "yes" : "no", (double)w->softcap, (long long)tq,
-               (long long)tkv, (int)mq, (int)mkv, (long long)pairs, opp_workload_flops(w) / 1e9);
-    }
-}
-
-static void json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; ++s) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            fprintf(f, "\\%c", c);
-        } else if (c < 0x20) {
-            fprintf(f, "\\u%04x", c);
-        } else {
-            fputc(c, f);
+        rows[(*n_rows)++] = res[k];
+        bench_json_line(stdout, &res[k]);
+        if (jf != NULL) {
+            bench_json_line(jf, &res[k]);
         }
     }
-    fputc('"', f);
-}
-
-static void json_line(FILE *f, const bench_result_t *r) {
-    fprintf(f, "{\"workload\":");
-    json_string(f, r->workload);
-    fprintf(f, ",\"impl\":\"%s\"", r->impl);
-    if (r->timed) {
-        fprintf(f, ",\"median_ms\":%.6g,\"min_ms\":%.6g,\"tflops\":%.6g", r->median_ms, r->min_ms,
-                r->tflops);
-    } else {
-        fprintf(f, ",\"median_ms\":null,\"min_ms\":null,\"tflops\":null");
-    }
-    fprintf(f, ",\"validated\":%s,\"flops\":%.17g,\"workspace_bytes\":%zu,\"reps\":%d",
-            r->validated ? "true" : "false", r->flops, r->workspace_bytes, r->timed ? r->reps : 0);
-    fprintf(f, ",\"validation\":");
-    json_string(f, r->validation);
-    if (r->note[0] != '\0') {
-        fprintf(f, ",\"note\":");
-        json_string(f, r->note);
-    }
-    fprintf(f, "}\n");
-    fflush(f);
-}
-
-static void print_table(const bench_result_t *rows, int n) {
-    printf("\n%-26s | %-6s | %11s | %9s | %8s | %s\n", "workload", "impl", "ms (median)",
-           "ms (min)", "TFLOP/s", "validation");
-    printf("%.26s-+-%.6s-+-%.11s-+-%.9s-+-%.8s-+-%.40s\n", "----------------------------------",
-           "--------", "-------------", "-----------", "----------",
-           "------------------------------------------------");
-    for (int i = 0; i < n; ++i) {
-        const bench_result_t *r = &rows[i];
-        if (r->timed) {
-            printf("%-26s | %-6s | %11.3f | %9.3f | %8.2f | %s%s%s%s\n", r->workload, r->impl,
-                   r->median_ms, r->min_ms, r->tflops, r->validation, r->note[0] ? " [" : "",
-                   r->note, r->note[0] ? "]" : "");
-        } else {
-            printf("%-26s | %-6s | %11s | %9s | %8s | %s\n", r->workload, r->impl, "-", "-", "-",
-                   r->validation);
-        }
-    }
+    return failed;
 }
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines through tee, in order */
     bench_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.reps = 20;
-    o.warmup = 3;
-    o.impl_exact = o.impl_cublas = 1;
-    o.max_seconds = 60.0;
-    o.seed = 1;
-    int rc = parse_args(argc, argv, &o);
-    if (rc != 0) {
-        return rc;
+    bench_opts_default(&o);
+    char err[1024], path[4096];
+    const int rc = bench_parse_args(argc, argv, &o, err, sizeof err);
+    if (rc == 1) {
+        bench_usage(stdout);
+        return 0;
     }
-    char pathbuf[4096], err[1024];
-    const char *path = workloads_path(&o, pathbuf, sizeof pathbuf);
-    opp_workload_set_t set;
-    if (opp_workloads_load(path, &set, err, sizeof err) != 0) {
+    if (rc != 0) {
         fprintf(stderr, "oppbench: %s\n", err);
+        return 2;
+    }
+    opp_workload_set_t set;
+    if (load_set(&o, &set, path, sizeof path) != 0) {
         return 2;
     }
     int *selected = calloc((size_t)set.count, sizeof(int));
@@ -269,23 +114,33 @@ int main(int argc, char **argv) {
         fprintf(stderr, "oppbench: --only: %s\n", err);
         return 2;
     }
-    printf("oppbench: %d of %d workloads from %s\n", n_sel, set.count, path);
-    if (o.list) {
-        list_workloads(&set, selected);
-        free(selected);
-        opp_workloads_free(&set);
-        return 0;
-    }
+    printf("oppbench: %d of %d %s from %s\n", n_sel, set.count, o.sweep ? "cases" : "workloads",
+           path);
     FILE *jf = NULL;
     if (o.json_path != NULL && (jf = fopen(o.json_path, "w")) == NULL) {
         fprintf(stderr, "oppbench: cannot write %s\n", o.json_path);
         return 2;
     }
-    printf("reps %d, warm-up %d, impl %s%s%s, max %.0f s per impl, seed %llu\n", o.reps, o.warmup,
-           o.impl_exact ? "exact" : "", o.impl_exact && o.impl_cublas ? "," : "",
-           o.impl_cublas ? "cublas" : "", o.max_seconds, (unsigned long long)o.seed);
+    if (o.list) {
+        bench_list_workloads(&set, selected, jf);
+        if (jf != NULL) {
+            fclose(jf);
+        }
+        free(selected);
+        opp_workloads_free(&set);
+        return 0;
+    }
+    printf("reps %d, warm-up %d, impl", o.reps, o.warmup);
+    for (int k = 0, first = 1; k < BENCH_IMPLS; ++k) {
+        if (o.sweep ? k == BENCH_IMPL_FAST : o.impl[k]) {
+            printf("%s%s", first ? " " : ",", bench_impl_name(k));
+            first = 0;
+        }
+    }
+    printf(", max %.0f s per impl, seed %llu%s%s\n", o.max_seconds, (unsigned long long)o.seed,
+           o.dump_dir ? ", dump to " : "", o.dump_dir ? o.dump_dir : "");
     bench_gpu_init(&o);
-    bench_result_t *rows = calloc((size_t)n_sel * 2 + 1, sizeof(bench_result_t));
+    bench_result_t *rows = calloc((size_t)n_sel * BENCH_IMPLS + 1, sizeof(bench_result_t));
     if (rows == NULL) {
         BENCH_DIE("out of host memory");
     }
@@ -295,33 +150,17 @@ int main(int argc, char **argv) {
         if (!selected[i]) {
             continue;
         }
-        printf("[%d/%d] %s: %s Hq=%d Hkv=%d D=%d%s softcap=%g\n", ++done, n_sel, w->name,
-               opp_dtype_name(w->dtype), (int)w->heads, (int)w->kv_heads, (int)w->head_size,
-               w->causal ? " causal" : "", (double)w->softcap);
+        printf("[%d/%d] %s: %s B=%d Hq=%d Hkv=%d D=%d%s softcap=%g\n", ++done, n_sel, w->name,
+               opp_dtype_name(w->dtype), (int)w->batch, (int)w->heads, (int)w->kv_heads,
+               (int)w->head_size, w->causal ? " causal" : "", (double)w->softcap);
         fflush(stdout);
-        bench_result_t res[2];
-        memset(res, 0, sizeof res);
-        for (int k = 0; k < 2; ++k) {
-            snprintf(res[k].workload, sizeof res[k].workload, "%s", w->name);
-            res[k].impl = k == BENCH_IMPL_EXACT ? "exact" : "cublas";
-            res[k].flops = opp_workload_flops(w);
-        }
-        failed += bench_gpu_run(&o, w, res) != 0;
-        const int want[2] = {o.impl_exact, o.impl_cublas};
-        for (int k = 0; k < 2; ++k) {
-            if (!want[k]) {
-                continue;
-            }
-            rows[n_rows++] = res[k];
-            json_line(stdout, &res[k]);
-            if (jf != NULL) {
-                json_line(jf, &res[k]);
-            }
-        }
+        failed += run_one(&o, w, i, jf, rows, &n_rows);
     }
+    bench_gpu_sweep_release();
     bench_gpu_shutdown();
-    print_table(rows, n_rows);
-    printf("\n%d workloads, %d validated, %d FAILED\n", n_sel, n_sel - failed, failed);
+    bench_print_table(rows, n_rows);
+    printf("\n%d %s, %d validated, %d FAILED\n", n_sel, o.sweep ? "cases" : "workloads",
+           n_sel - failed, failed);
     if (jf != NULL) {
         fclose(jf);
     }

@@ -1,6 +1,8 @@
 /*
- * oppbench.h - the pieces of bench/oppbench: options, one result row per
- * (workload, implementation), and the GPU side (bench/oppbench_gpu.c).
+ * oppbench.h - the pieces of bench/oppbench: one result row per (workload,
+ * implementation), the GPU side (bench/gpu_common.c, bench/oppbench_gpu.c,
+ * bench/sweep_gpu.c) and the output (bench/report.c). Options are
+ * bench/options.h.
  *
  *   bazel build -c opt //bench:oppbench && bazel-bin/bench/oppbench --help
  *   on the GPU machine: see bench/README.md
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench/options.h"
 #include "bench/workloads.h"
 
 /* exit-on-error helpers (allowed in bench/ and tools/, STYLE.md §6). */
@@ -24,44 +27,62 @@
         exit(2);                                           \
     } while (0)
 
-typedef struct bench_opts {
-    const char *workloads_path;
-    const char *only;         /* comma-separated names, NULL: all */
-    int reps, warmup;         /* timed runs, untimed warm-up runs */
-    const char *json_path;    /* also write JSON lines here (NULL: no) */
-    int impl_exact;           /* time opp_packed_attention_fwd */
-    int impl_cublas;          /* time opp_ref_gpu_attention24 (padded, cuBLAS) */
-    double max_seconds;       /* a run longer than this: no repetitions */
-    uint64_t seed;            /* values of workload i: seed ^ hash(name) */
-    double cpu_ref_max_gflop; /* also compare with the CPU reference up to this size */
-    size_t flush_bytes;       /* L2 flush buffer (0: max(256 MiB, 4 x L2)) */
-    int list;                 /* only list the workloads (no GPU) */
-} bench_opts_t;
-
-enum { BENCH_IMPL_EXACT = 0, BENCH_IMPL_CUBLAS = 1 };
-
 typedef struct bench_result {
     char workload[OPP_WORKLOAD_NAME_BYTES];
-    const char *impl; /* "exact" or "cublas" */
+    const char *impl; /* bench_impl_name() */
     int timed;        /* median_ms / min_ms are valid */
     int reps;         /* runs behind median/min (1: single run, see note) */
     double median_ms, min_ms;
     double flops;           /* useful FLOPs (DESIGN.md §7) */
     double tflops;          /* flops / median */
-    int validated;          /* exact == cuBLAS reference (and CPU ref if run) */
+    int supported;          /* a kernel serves the workload (FAST: not always) */
+    int validated;          /* see bench/README.md: what each row's check is */
+    char kernel[64];        /* the kernel opp_attention_kernel_query() names ("" for cublas) */
+    int has_err;            /* max_abs_err / rms_err are valid (FAST vs EXACT) */
+    double max_abs_err;     /* max |fast - exact| */
+    double rms_err;         /* sqrt(mean((fast - exact)^2)) */
     size_t workspace_bytes; /* of this implementation */
     char validation[200];   /* what validation found, one line */
     char note[120];         /* e.g. "single run: 75.2 s > --max-seconds-per-impl" */
 } bench_result_t;
+
+/* Zeroes r and sets the workload name, impl and FLOPs of w. */
+void bench_result_init(bench_result_t *r, const opp_workload_t *w, int impl);
+
+// --- GPU side
 
 /* Prints device and library facts and creates the stream, events, L2 flush
  * buffer and the cuBLAS reference. Exits on error. */
 void bench_gpu_init(const bench_opts_t *o);
 void bench_gpu_shutdown(void);
 
-/* Builds, validates and times workload w; fills res[0] (exact) and res[1]
- * (cublas). Returns 0 when validated, 1 when validation failed. Exits on a
+/* Builds, validates and times workload w (number index in its file; the
+ * --dump folder name); fills res[BENCH_IMPL_*]. Returns 0 when exact and
+ * cublas validated and FAST validated or has no kernel, else 1. Exits on a
  * CUDA error. */
-int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, bench_result_t res[2]);
+int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
+                  bench_result_t res[BENCH_IMPLS]);
+
+/* A sweep case: FAST alone - checked (NaN/inf everywhere; against EXACT on
+ * the first sequence within --sweep-check-max-gflop), then timed. Fills
+ * *res (impl "fast"). Returns 0 when validated or unsupported, else 1. */
+int bench_gpu_sweep_run(const bench_opts_t *o, const opp_workload_t *w, bench_result_t *res);
+
+/* Frees the sweep's cached inputs (bench_gpu_sweep_run keeps those of the
+ * last shape); nothing when there are none. */
+void bench_gpu_sweep_release(void);
+
+// --- output (bench/report.c)
+
+/* One JSON line for r (format in bench/README.md). */
+void bench_json_line(FILE *f, const bench_result_t *r);
+
+/* The table of rows: workload | impl | ms (median) | ms (min) | TFLOP/s | validation. */
+void bench_print_table(const bench_result_t *rows, int n);
+
+/* --list: the selected workloads with tokens, attended pairs and GFLOP; with
+ * json != NULL also one JSON line each (bench/fa2_sweep.py --list prints
+ * the same fields). */
+void bench_list_workloads(const opp_workload_set_t *set, const int *selected, FILE *json);
 
 #endif /* OPP_BENCH_OPPBENCH_H */

@@ -81,4 +81,20 @@ double opp_workload_flops(const opp_workload_t *w);
 /*! opp_workload_tokens() : sets the token totals sum(lq), sum(lkv). */
 void opp_workload_tokens(const opp_workload_t *w, int64_t *total_q, int64_t *total_kv);
 
+/* The sweep (bench/sweep.c), FlashAttention's benchmark shapes: bf16,
+ * OPP_SWEEP_TOKENS tokens in every case, L = 128 .. 16384 (powers of two),
+ * batch = OPP_SWEEP_TOKENS / L sequences of L queries and L keys,
+ * heads = kv_heads = OPP_SWEEP_HIDDEN / D, D in {64, 128, 256}, causal and
+ * not, no softcap. Names: sweep_d<D>_<causal|noncausal>_L<L>, in the order
+ * D, then non-causal before causal, then L ascending (48 cases).
+ * bench/fa2_sweep.py lists the same cases (tests/bench_scripts_test.sh). */
+#define OPP_SWEEP_TOKENS 16384
+#define OPP_SWEEP_HIDDEN 2048
+
+/*! opp_sweep_workloads() :
+ * Fills set (zeroed first) with the sweep's cases; free with
+ * opp_workloads_free().
+ * @return : 0, or -1 when out of memory (set left empty). */
+int opp_sweep_workloads(opp_workload_set_t *set);
+
 #endif /* OPP_BENCH_WORKLOADS_H */

@@ -3,7 +3,8 @@
  * count (bench/workloads.h), on the CPU: hand-computed causal pair counts,
  * schema errors at the right LINE:COLUMN, selection by name, and (when
  * $OPP_WORKLOADS names ../shared/bench/workloads.json) the real file, whose
- * attended pairs must equal those of torch_anchors.py's attended_pairs().
+ * attended pairs must equal those of torch_anchors.py's attended_pairs();
+ * and the synthetic sweep of oppbench --sweep (bench/sweep.c).
  *
  *   bazel test //tests:bench_workloads_test
  *   bazel test //tests:bench_workloads_test \
@@ -216,6 +217,51 @@ static void test_workloads_real_file_matches_anchor_counts(void **state) {
     opp_workloads_free(&set);
 }
 
+/* The sweep: 48 cases of FlashAttention's benchmark shapes, named and
+ * ordered as bench/fa2_sweep.py lists them (tests/bench_scripts_test.sh
+ * compares the two lists). */
+static void test_sweep_cases_follow_flash_attention_shapes(void **state) {
+    (void)state;
+    static const int32_t head_sizes[3] = {64, 128, 256};
+    opp_workload_set_t set;
+    assert_int_equal(opp_sweep_workloads(&set), 0);
+    assert_int_equal(set.count, 48);
+    int i = 0;
+    for (int d = 0; d < 3; ++d) {
+        for (int causal = 0; causal < 2; ++causal) {
+            for (int32_t len = 128; len <= 16384; len *= 2, ++i) {
+                const opp_workload_t *w = &set.items[i];
+                char name[64];
+                snprintf(name, sizeof name, "sweep_d%d_%s_L%d", (int)head_sizes[d],
+                         causal ? "causal" : "noncausal", (int)len);
+                assert_string_equal(w->name, name);
+                assert_int_equal(w->dtype, OPP_DTYPE_BF16);
+                assert_int_equal(w->head_size, head_sizes[d]);
+                assert_int_equal(w->heads * w->head_size, OPP_SWEEP_HIDDEN);
+                assert_int_equal(w->kv_heads, w->heads);
+                assert_int_equal(w->causal, causal);
+                assert_true(w->softcap == 0.0f);
+                assert_int_equal(w->batch * len, OPP_SWEEP_TOKENS);
+                for (int32_t b = 0; b < w->batch; ++b) {
+                    assert_int_equal(w->lq[b], len);
+                    assert_int_equal(w->lkv[b], len);
+                }
+                const double pairs =
+                    causal ? (double)len * (len + 1) / 2.0 : (double)len * (double)len;
+                assert_true(opp_workload_flops(w) ==
+                            4.0 * w->batch * pairs * w->heads * w->head_size);
+            }
+        }
+    }
+    int sel[48];
+    char err[2048];
+    assert_int_equal(opp_workloads_select(&set, "sweep_d64_causal_L128,sweep_d256_noncausal_L16384",
+                                          sel, err, sizeof err),
+                     2);
+    assert_true(sel[8] && sel[47 - 8] && !sel[0]);
+    opp_workloads_free(&set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attended_pairs_hand_computed),
@@ -223,6 +269,7 @@ int main(void) {
         cmocka_unit_test(test_workloads_valid_file_reads_fields),
         cmocka_unit_test(test_workloads_schema_errors_name_position),
         cmocka_unit_test(test_workloads_real_file_matches_anchor_counts),
+        cmocka_unit_test(test_sweep_cases_follow_flash_attention_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,21 +7,37 @@
 #   bash stage/run_all.sh --sanitize       + GPU test binaries under compute-sanitizer
 #                                            memcheck and racecheck (20 batches each,
 #                                            lengths capped at 160)
-#   bash stage/run_all.sh --bench          + stage/oppbench, then torch_anchors.py
+#   bash stage/run_all.sh --bench          + the benchmark, in this order (bench/README.md):
+#                                            1. stage/oppbench on the workloads: validate
+#                                               (exact vs cuBLAS bit for bit, FAST vs exact),
+#                                               time exact, fast, cublas; --dump to a temp dir
+#                                            2. torch_anchors.py (FA2 varlen, cuDNN, ...)
+#                                            3. fa2_accuracy.py: FA2's error vs ours on the
+#                                               dumped inputs
+#                                            4. the sweep: oppbench --sweep, fa2_sweep.py
+#                                            5. compare.py: the tables for bench/RESULTS.md
 #   bash stage/run_all.sh --oppcheck       + stage/oppcheck (default batch), then
 #                                            oppcheck --onnx-test on the conformance
 #                                            and golden cases (CPU, cuBLAS, exact)
-#   options: --no-tests (skip the test pass), --only NAME[,NAME] (bench and
-#   anchors workloads), --bench-args "ARGS" (extra oppbench options),
-#   --timeout S (per binary, default 300)
+#   options: --no-tests (skip the test pass); for --bench: --no-anchors,
+#   --no-accuracy (no dump, no fa2_accuracy.py), --no-sweep, --only NAME[,NAME]
+#   (workloads of steps 1-3), --sweep-only NAME[,NAME] (cases of step 4),
+#   --bench-args "ARGS" (extra options of step 1's oppbench; default
+#   --max-seconds-per-impl 3 comes first, so ARGS may override it),
+#   --sweep-args "ARGS" (extra options of oppbench --sweep); --timeout S
+#   (per binary or script, default 300)
 #
 # Device tool calls (README.md): carry ["stage"], "bash stage/run_all.sh --sanitize", then
-# "bash stage/run_all.sh --no-tests --bench --oppcheck" (one call may run 10 minutes).
+# "bash stage/run_all.sh --no-tests --bench --oppcheck" (one call may run 10 minutes;
+# --bench alone takes ~5 minutes on an H200, bench/README.md).
+# First it unpacks the binaries gpu_stage.sh staged as <name>.xz.
 # Environment it sets: LD_LIBRARY_PATH=stage/lib:/usr/local/cuda/lib64,
 # OPP_ONNX_CONFORMANCE_DIR, OPP_GOLDEN_DIR, OPP_WORKLOADS, TEST_TMPDIR.
 # Logs: into $OUT when set (the device tool returns at most 8 files: tests.log,
-# sanitize.log, bench.log, bench.jsonl, anchors.log, oppcheck.log,
-# summary.txt), else stage/logs/. Test results are counted per CMocka case
+# sanitize.log, bench.log, anchors.log, accuracy.log, sweep.log, results.md,
+# oppcheck.log, summary.txt - all of them only when tests, --sanitize, --bench
+# and --oppcheck run together, which is more than one call's 10 minutes
+# anyway), else stage/logs/. Test results are counted per CMocka case
 # like tools/ci_summary.py (stage/ci_summary.py) and end with the line
 #   N passed, N failed, N skipped
 # Exit status: 0 when nothing failed (tests, sanitizers, bench, oppcheck).
@@ -32,14 +48,20 @@ ROOT=$(dirname "$STAGE")
 cd "$ROOT" || exit 2
 
 do_tests=1 do_sanitize=0 do_bench=0 do_oppcheck=0 only="" bench_args="" per_bin_timeout=300
+do_anchors=1 do_accuracy=1 do_sweep=1 sweep_only="" sweep_args=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --sanitize) do_sanitize=1 ;;
     --bench) do_bench=1 ;;
     --oppcheck) do_oppcheck=1 ;;
     --no-tests) do_tests=0 ;;
+    --no-anchors) do_anchors=0 ;;
+    --no-accuracy) do_accuracy=0 ;;
+    --no-sweep) do_sweep=0 ;;
     --only) only=${2:?--only needs a value}; shift ;;
+    --sweep-only) sweep_only=${2:?--sweep-only needs a value}; shift ;;
     --bench-args) bench_args=${2:?--bench-args needs a value}; shift ;;
+    --sweep-args) sweep_args=${2:?--sweep-args needs a value}; shift ;;
     --timeout) per_bin_timeout=${2:?--timeout needs seconds}; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_all: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -47,10 +69,19 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# gpu_stage.sh stages the binaries gzip-compressed: unpack them once.
-while IFS= read -r -d '' gz; do
-    gunzip -f "$gz" && chmod a+x "${gz%.gz}"
-done < <(find "$STAGE" -name '*.gz' -print0)
+# Binaries staged compressed (tools/gpu_stage.sh: <name>.xz): unpack them
+# next to the .xz (kept), with xz or else python3's lzma.
+while IFS= read -r -d '' z; do
+    [ -f "${z%.xz}" ] && [ ! "$z" -nt "${z%.xz}" ] && continue
+    if command -v xz >/dev/null; then
+        xz -dkf "$z"
+    else
+        python3 -c 'import lzma, shutil, sys
+with lzma.open(sys.argv[1]) as i, open(sys.argv[1][:-3], "wb") as o:
+    shutil.copyfileobj(i, o)' "$z"
+    fi || { echo "run_all: cannot unpack $z" >&2; exit 2; }
+    chmod a+x "${z%.xz}"
+done < <(find "$STAGE" -name '*.xz' -print0)
 
 export LD_LIBRARY_PATH="$STAGE/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Test data: stage/testdata, or the tracked testdata/ (gpu_stage.sh --no-testdata).
@@ -175,43 +206,62 @@ if [ $do_sanitize -eq 1 ]; then
     fi
 fi
 
-# --- benchmark, then the anchors on the same workloads (same device command)
+# --- benchmark: ours, the anchors, accuracy vs FA2, the sweep, the tables
+# (all in this one device command: ratios from one command only, DESIGN.md §7)
+
+# step NAME LOG CMD...: runs CMD under the timeout, its output into LOG
+# (appended) and stdout; notes exit status and seconds; a failure fails the run.
+step() {
+    local name=$1 log=$2 start rc
+    shift 2
+    start=$(date +%s)
+    with_timeout "$@" 2>&1 | tee -a "$log"
+    rc=${PIPESTATUS[0]}
+    note "bench: $name exit $rc ($(($(date +%s) - start)) s)"
+    [ "$rc" -eq 0 ] || status=1
+}
+
 if [ $do_bench -eq 1 ]; then
+    BENCH=$STAGE/bench
+    DUMP=$TEST_TMPDIR/dump # ~2.6 GB for the seven workloads; removed at the end
+    J=$TEST_TMPDIR/json
+    mkdir -p "$J"
+    dump_opt=()
+    [ $do_accuracy -eq 1 ] && dump_opt=(--dump "$DUMP")
+    : >"$LOG/bench.log"
     # shellcheck disable=SC2086 # bench_args is a list of options
-    "$STAGE/oppbench" --workloads "$STAGE/bench/workloads.json" --json "$LOG/bench.jsonl" \
-        ${only:+--only "$only"} $bench_args 2>&1 | tee "$LOG/bench.log"
-    rc=${PIPESTATUS[0]}
-    note "bench: oppbench exit $rc"
-    [ "$rc" -eq 0 ] || status=1
-    python3 "$STAGE/bench/torch_anchors.py" "$STAGE/bench/workloads.json" \
-        ${only:+--only "$only"} 2>&1 | tee "$LOG/anchors.log"
-    rc=${PIPESTATUS[0]}
-    note "bench: torch_anchors.py exit $rc"
-    [ "$rc" -eq 0 ] || status=1
-    # One table: our median ms and each anchor's ms, measured in this command.
-    [ -s "$LOG/bench.jsonl" ] && python3 - "$LOG/bench.jsonl" "$LOG/anchors.log" <<'EOF' | tee -a "$SUMMARY"
-import json, sys
-ours, anchors, names = {}, {}, []
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    ours[(r["workload"], r["impl"])] = r
-    if r["workload"] not in names:
-        names.append(r["workload"])
-for line in open(sys.argv[2], errors="replace"):
-    try:
-        r = json.loads(line)
-    except ValueError:
-        continue
-    if "workload" in r and "ms" in r:
-        anchors.setdefault(r["workload"], {})[r["impl"]] = r["ms"]
-impls = sorted({i for a in anchors.values() for i in a})
-fmt = lambda x: "%10.3f" % x if isinstance(x, (int, float)) else "%10s" % "-"
-print("\nms (median)                 %10s %10s %s" % ("exact", "cublas", " ".join("%10s" % i[:10] for i in impls)))
-for n in names:
-    e, c = ours.get((n, "exact"), {}), ours.get((n, "cublas"), {})
-    print("%-27s %s %s %s" % (n[:27], fmt(e.get("median_ms")), fmt(c.get("median_ms")),
-                             " ".join(fmt(anchors.get(n, {}).get(i)) for i in impls)))
-EOF
+    step oppbench "$LOG/bench.log" "$STAGE/oppbench" --workloads "$BENCH/workloads.json" \
+        --json "$J/bench.jsonl" ${only:+--only "$only"} ${dump_opt[@]+"${dump_opt[@]}"} \
+        --max-seconds-per-impl 3 $bench_args
+    if [ $do_anchors -eq 1 ]; then
+        : >"$LOG/anchors.log"
+        step torch_anchors.py "$LOG/anchors.log" python3 "$BENCH/torch_anchors.py" \
+            "$BENCH/workloads.json" ${only:+--only "$only"}
+    fi
+    if [ $do_accuracy -eq 1 ]; then
+        : >"$LOG/accuracy.log"
+        step fa2_accuracy.py "$LOG/accuracy.log" python3 "$BENCH/fa2_accuracy.py" "$DUMP" \
+            --json "$J/accuracy.jsonl" ${only:+--only "$only"}
+        rm -rf "$DUMP"
+    fi
+    if [ $do_sweep -eq 1 ]; then
+        : >"$LOG/sweep.log"
+        # shellcheck disable=SC2086 # sweep_args is a list of options
+        step "oppbench --sweep" "$LOG/sweep.log" "$STAGE/oppbench" --sweep \
+            --json "$J/sweep.jsonl" ${sweep_only:+--only "$sweep_only"} $sweep_args
+        step fa2_sweep.py "$LOG/sweep.log" python3 "$BENCH/fa2_sweep.py" \
+            --json "$J/fa2_sweep.jsonl" ${sweep_only:+--only "$sweep_only"}
+    fi
+    # The tables, from the JSON lines of this command only.
+    inputs=()
+    for f in "$J"/*.jsonl; do [ -s "$f" ] && inputs+=("$f"); done
+    [ $do_anchors -eq 1 ] && inputs+=("$LOG/anchors.log")
+    if [ ${#inputs[@]} -gt 0 ]; then
+        python3 "$BENCH/compare.py" "${inputs[@]}" --out "$LOG/results.md"
+        rc=$?
+        note "bench: compare.py exit $rc (tables in results.md)"
+        [ "$rc" -eq 0 ] || status=1
+    fi
 fi
 
 # --- the main job, then the ONNX cases through every path

@@ -8,9 +8,9 @@
 #   bash tools/gpu_stage.sh                  build (-c opt) and stage
 #   bash tools/gpu_stage.sh --allow-missing  stage what builds, list what did not
 #   bash tools/gpu_stage.sh --no-build       re-stage the last -c opt outputs
-#   bash tools/gpu_stage.sh --testdata       also copy testdata/ into stage/ (by default
-#                                            run_all.sh reads the tracked testdata/ that
-#                                            the device call sends anyway; ~16 MiB)
+#   bash tools/gpu_stage.sh --no-testdata    leave testdata/ out of stage/ (run_all.sh
+#                                            then reads the tracked testdata/ that the
+#                                            device call sends anyway; saves ~16 MiB)
 #
 # What it builds: every cc_test of //tests (bazel query 'kind(cc_test,
 # //tests:all)'; CPU tests too, they are cheap), //bench:oppbench and
@@ -19,21 +19,25 @@
 #   stage/tests/<test>       the test binaries (stage/tests.txt lists them,
 #                            stage/gpu_tests.txt those that use CUDA)
 #   stage/oppbench, stage/oppcheck
+#                            (a binary over 1 MiB is stored as <name>.xz - those
+#                            linking the library's kernels, ~13 MiB each -
+#                            and stage/run_all.sh unpacks it on the GPU machine)
 #   stage/lib/               shared libraries the binaries need that the GPU
 #                            machine lacks (libcmocka.so.0, libprotobuf-c.so.1,
 #                            ...: everything ldd names except CUDA's, libc,
 #                            libm, libstdc++, libgcc_s, ld-linux, libpthread,
 #                            libdl, librt)
-#   stage/testdata/          onnx-attention-conformance/ and cases/ (with --testdata)
-# Binaries are staged gzip-compressed (name.gz; every binary links the
-# library's kernels for five GPU targets, ~13 MB each): run_all.sh unpacks
-# them on the GPU machine before it runs anything.
-#   stage/bench/             workloads.json, torch_anchors.py (from ../shared/bench)
+#   stage/testdata/          onnx-attention-conformance/ and cases/ (unless --no-testdata)
+#   stage/bench/             workloads.json, torch_anchors.py (from ../shared/bench) and
+#                            bench/'s scripts: fa2_accuracy.py, fa2_sweep.py, compare.py,
+#                            bench_common.py
 #   stage/ci_summary.py      the CMocka result parser of tools/ci_summary.py
 #   stage/run_all.sh         copied from tools/gpu_run_all.sh: runs it all there
 #   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
 # On the GPU machine (device tool), from the repo root, with carry ["stage"]:
 #   bash stage/run_all.sh --sanitize, then bash stage/run_all.sh --no-tests --bench --oppcheck
+#   (the benchmark alone, FAST vs FA2 with accuracy and the sweep:
+#    bash stage/run_all.sh --no-tests --bench)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,13 +46,12 @@ SHARED=${OPP_SHARED_DIR:-$ROOT/../shared}
 STAGE=$ROOT/stage
 build=1
 allow_missing=0
-testdata=0
+testdata=1
 for a in "$@"; do
     case "$a" in
     --no-build) build=0 ;;
     --allow-missing) allow_missing=1 ;;
     --no-testdata) testdata=0 ;;
-    --testdata) testdata=1 ;;
     -h | --help)
         sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
         exit 0
@@ -154,6 +157,16 @@ for need in libcmocka.so.0 libprotobuf-c.so.1; do
     [ -f "$STAGE/lib/$need" ] || die "$need was not staged (no test links it?)"
 done
 
+# --- the large binaries travel compressed: each binary that links the
+# library carries the kernels' fat binary (SASS for four architectures,
+# ~13 MiB), and a device call sends at most 64 MiB. xz -3 makes them ~9x
+# smaller; stage/run_all.sh unpacks them (xz, else python3's lzma) first.
+command -v xz >/dev/null || die "xz not found (apt-get install xz-utils)"
+for f in "${staged[@]}"; do
+    [ "$(stat -c %s "$f")" -gt $((1 << 20)) ] || continue
+    xz -T0 -3 -f "$f" || die "xz $f failed"
+done
+
 # --- data, bench inputs, the parser and the runner
 if [ $testdata -eq 1 ]; then
     cp -rL testdata/onnx-attention-conformance "$STAGE/testdata/"
@@ -166,9 +179,8 @@ for f in workloads.json torch_anchors.py; do
     [ -f "$SHARED/bench/$f" ] || die "$SHARED/bench/$f not found (set OPP_SHARED_DIR)"
     cp -L "$SHARED/bench/$f" "$STAGE/bench/"
 done
-# compressed after ldd / the CUDA probe above read them; run_all.sh unpacks
-for f in "${staged[@]}"; do
-    gzip -1 -f "$f"
+for f in bench_common.py fa2_accuracy.py fa2_sweep.py compare.py; do
+    cp bench/$f "$STAGE/bench/"
 done
 cp tools/ci_summary.py "$STAGE/ci_summary.py"
 cp tools/gpu_run_all.sh "$STAGE/run_all.sh"
@@ -180,9 +192,10 @@ chmod a+x "$STAGE/run_all.sh"
     echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)"
     echo "uncommitted changes: $(git status --porcelain 2>/dev/null | wc -l) paths"
     echo "binaries:"
-    (cd "$STAGE" && find tests oppbench.gz oppcheck.gz -type f -printf '  %p %s bytes\n' 2>/dev/null | sort) || true
+    (cd "$STAGE" && find tests oppbench* oppcheck* -type f -printf '  %p %s bytes\n' 2>/dev/null | sort) || true
     echo "libraries: $(find "$STAGE/lib" -type f -printf '%f ' | sort)"
     echo "GPU test binaries: $(tr '\n' ' ' <"$STAGE/gpu_tests.txt")"
+    echo "bench scripts: $(cd "$STAGE/bench" && ls | tr '\n' ' ')"
 } >"$STAGE/STAGE_INFO.txt"
 cat "$STAGE/STAGE_INFO.txt"
 
@@ -194,7 +207,7 @@ echo "gpu_stage: stage/ is $(mib "$stage_bytes") (tests $(du -sh "$STAGE/tests" 
 echo "gpu_stage: the device call sends the working tree ($(mib "$tree_bytes")) + stage/ =" \
     "$(mib $((stage_bytes + tree_bytes))) of its 64 MiB"
 [ $((stage_bytes + tree_bytes)) -lt $((64 * 1048576)) ] ||
-    die "over the device tool's 64 MiB"
-[ $((stage_bytes + tree_bytes)) -lt $((56 * 1048576)) ] ||
-    echo "gpu_stage: WARNING: close to 64 MiB" >&2
-echo "gpu_stage: done. Device commands (carry [\"stage\"], README.md): bash stage/run_all.sh --sanitize; then bash stage/run_all.sh --no-tests --bench --oppcheck"
+    die "over the device tool's 64 MiB (try --no-testdata)"
+[ $((stage_bytes + tree_bytes)) -lt $((56 * 1048576)) ] || [ $testdata -eq 0 ] ||
+    echo "gpu_stage: WARNING: close to 64 MiB; --no-testdata saves ~16 MiB" >&2
+echo "gpu_stage: done. Device commands (carry [\"stage\"], README.md): bash stage/run_all.sh --sanitize; then bash stage/run_all.sh --no-tests --bench --oppcheck (or --no-tests --bench alone)"

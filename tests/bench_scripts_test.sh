@@ -1,0 +1,118 @@
+#!/bin/sh
+# bench_scripts_test.sh - bench/'s Python scripts without torch or a GPU, and
+# oppbench's CPU-only paths:
+#   - every script compiles and answers --help (torch is imported only to run);
+#   - fa2_sweep.py --list gives exactly oppbench --sweep --list --json's cases
+#     (names, shapes, attended pairs, FLOPs), in the same order, and --only
+#     selects the same way;
+#   - fa2_accuracy.py on a missing or incomplete dump exits 2 and says why;
+#   - compare.py turns fixed oppbench / anchor / FA2 lines into the tables
+#     (speed ratio = FA2 ms / ours ms), and exits 2 on a missing input;
+#   - oppbench --help, --list and a bad --impl (exit 2).
+# Usage (from Bazel): bench_scripts_test.sh <oppbench> <bench/fa2_sweep.py>
+set -u
+
+oppbench="$1"
+bench="$(dirname "$2")"
+work="${TEST_TMPDIR:-$(mktemp -d)}/bench_scripts"
+rm -rf "$work"
+mkdir -p "$work"
+export PYTHONDONTWRITEBYTECODE=1
+failures=0
+
+ok() { echo "ok   $1"; }
+bad() {
+    echo "FAIL $1"
+    failures=$((failures + 1))
+}
+
+# expect NAME RC CMD...: CMD's exit status must be RC (output in $work/NAME.out).
+expect() {
+    name="$1" want="$2"
+    shift 2
+    "$@" >"$work/$name.out" 2>&1
+    rc=$?
+    if [ "$rc" -eq "$want" ]; then ok "$name (exit $rc)"; else
+        bad "$name: exit $rc, want $want"
+        cat "$work/$name.out"
+    fi
+}
+
+# has NAME TEXT: the output of expect NAME contains TEXT.
+has() {
+    if grep -qF -- "$2" "$work/$1.out"; then ok "$1 says '$2'"; else
+        bad "$1 lacks '$2'"
+        cat "$work/$1.out"
+    fi
+}
+
+for f in bench_common.py fa2_sweep.py fa2_accuracy.py compare.py; do
+    expect "compile_$f" 0 python3 -c "compile(open('$bench/$f').read(), '$f', 'exec')"
+done
+for f in fa2_sweep.py fa2_accuracy.py compare.py; do
+    expect "help_$f" 0 python3 "$bench/$f" --help
+    has "help_$f" "usage:"
+done
+
+# The sweep: the same cases on both sides.
+expect c_list 0 "$oppbench" --sweep --list --json "$work/c.jsonl"
+expect py_list 0 python3 "$bench/fa2_sweep.py" --list
+expect same_cases 0 python3 - "$work/c.jsonl" "$work/py_list.out" <<'EOF'
+import json, sys
+c = [json.loads(l) for l in open(sys.argv[1])]
+py = [json.loads(l) for l in open(sys.argv[2])]
+assert len(c) == 48, len(c)
+assert c == py, next((a, b) for a, b in zip(c, py) if a != b) if len(c) == len(py) else (len(c), len(py))
+for r in c:  # FlashAttention's benchmark shapes
+    assert r["total_q"] == 16384 and r["heads"] * r["head_size"] == 2048, r
+    L = r["max_seqlen_q"]
+    pairs = L * (L + 1) // 2 if r["causal"] else L * L
+    assert r["pairs"] == r["batch"] * pairs and r["flops"] == 4 * r["pairs"] * 2048, r
+print("48 cases agree")
+EOF
+expect only_one 0 python3 "$bench/fa2_sweep.py" --list --only sweep_d128_causal_L4096
+has only_one '"workload":"sweep_d128_causal_L4096","dtype":"bf16","batch":4,"heads":16'
+expect only_unknown 1 python3 "$bench/fa2_sweep.py" --list --only sweep_d999
+has only_unknown "unknown case(s): sweep_d999"
+expect sweep_reps 2 python3 "$bench/fa2_sweep.py" --reps 5
+
+# fa2_accuracy.py: a dump that is not there, or not complete, is an error.
+expect acc_missing 2 python3 "$bench/fa2_accuracy.py" "$work/no_dump"
+has acc_missing "no such folder"
+mkdir -p "$work/partial/w1"
+expect acc_partial 2 python3 "$bench/fa2_accuracy.py" "$work/partial"
+has acc_partial "w1: no meta.json"
+
+# compare.py: fixed lines -> the tables.
+cat >"$work/bench.jsonl" <<'EOF'
+{"workload":"w1","impl":"exact","median_ms":100,"min_ms":99,"tflops":6,"validated":true,"validation":"ok: 10 elems bit-identical"}
+{"workload":"w1","impl":"fast","median_ms":2,"min_ms":1.9,"tflops":300,"validated":true,"kernel":"flash_bf16_d128","max_abs_err":0.004,"rms_err":0.0004,"validation":"ok: max_abs 0.004 rms 0.0004"}
+{"workload":"sweep_d128_causal_L4096","impl":"fast","median_ms":1.5,"min_ms":1.4,"tflops":400,"validated":true,"validation":"ok"}
+EOF
+cat >"$work/anchors.log" <<'EOF'
+{"env": {"torch": "x"}}
+not json
+{"workload": "w1", "gflop": 600, "impl": "torch_flash2_varlen", "ms": 3.0, "tflops": 200}
+{"workload": "w1", "gflop": 600, "impl": "padded_sdpa_cudnn", "ms": 20.0, "tflops": 30}
+{"workload":"sweep_d128_causal_L4096","impl":"fa2","median_ms":3.0,"min_ms":2.9,"tflops":200,"flops":1}
+{"workload":"w1","impl":"accuracy","ours_max_abs":0.004,"ours_rms":0.0004,"fa2_max_abs":0.008,"fa2_rms":0.0005}
+EOF
+expect compare 0 python3 "$bench/compare.py" "$work/bench.jsonl" "$work/anchors.log" --out "$work/r.md"
+has compare "| w1 | 2.0000 | 300.0 | 3.0000 | 200.0 | 1.50 | 20.0000 | 100.000 | ok: max_abs 0.004 rms 0.0004 |"
+has compare "| w1 | 0.004 | 0.008 | 0.0004 | 0.0005 | yes |"
+has compare "| sweep_d128_causal_L4096 | 1.5000 | 400.0 | 3.0000 | 200.0 | 2.00 | ok |"
+has compare "| 128 | yes | - | - | - | - | - | 400 / 200 | - | - |"
+has compare "geometric mean 2.00"
+expect compare_missing 2 python3 "$bench/compare.py" "$work/nothing.jsonl"
+
+# oppbench without a GPU: help, lists, strict options.
+expect oppbench_help 0 "$oppbench" --help
+has oppbench_help "--impl exact,fast,cublas"
+expect oppbench_bad_impl 2 "$oppbench" --impl exact,exact --list
+has oppbench_bad_impl "bad value for --impl: 'exact,exact'"
+
+[ "$failures" -eq 0 ] || {
+    echo "$failures check(s) failed"
+    exit 1
+}
+echo "all bench script checks passed"
