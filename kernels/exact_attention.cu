@@ -60,7 +60,7 @@
  * counted 4 D = 512 flops, so the counted rate is ~0.41 x the DP flop rate.
  * The QK loop issues (TM + KJ) / 2 shared 16-byte loads per TM x KJ DFMA
  * (6 per 32 for the BM 64 tile, 3 per 8 for BN 64), the P.V loop
- * (TM + VT) / 2 per TM x VT; one block (8 warps, 180-244 registers, no
+ * (TM + VT) / 2 per TM x VT; one block (8 warps, 178-244 registers, no
  * spills) per SM. On sm_86 / sm_89 the DP rate is 1/64 of FP32, so DFMA,
  * not shared-memory bandwidth, bounds the BN 64 tile there.
  * Measurements of this kernel: bench/RESULTS.md.
@@ -85,7 +85,7 @@ template <class C> struct exact_smem {
         m = sc + C::SC_ELEMS;
         s = m + C::BM;
         red = s + C::BM;
-        part = red + 2 * C::BM; /* chunk parts 1 .. NCH-1 of pass 2 */
+        part = red + 2 * C::BM; /* pass 2: chunk 1's parts (BN 128 only) */
         raw = part + (C::NCH - 1) * C::BM;
         kend = (int *)((double *)raw + C::RAW_ELEMS);
     }
@@ -270,18 +270,17 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
                 for (int j = 0; j < OPP__EXACT_CHUNK; ++j) {
                     part = part + col[j * C::LDR];
                 }
-                if (c > 0) {
-                    sm.part[(c - 1) * C::BM + r] = part;
+                if (c == 1) {
+                    sm.part[r] = part;
                 }
             }
-            if (C::NCH > 1) {
+            if (C::NCH == 2) {
                 __syncthreads();
             }
-            if (c == 0) { /* total += part, the tile's chunks in ascending order */
+            if (c == 0) { /* total += part: chunk 0, then (BN 128) chunk 1 */
                 ssum = ssum + part;
-#pragma unroll
-                for (int k = 1; k < C::NCH; ++k) {
-                    ssum = ssum + sm.part[(k - 1) * C::BM + r];
+                if (C::NCH == 2) {
+                    ssum = ssum + sm.part[r];
                 }
             }
             continue; /* the next tile's slice barriers order sc / part reuse */

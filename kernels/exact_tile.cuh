@@ -251,8 +251,8 @@ __device__ inline void exact_fetch(const opp__exact_args_t &a, const exact_item 
     int64_t base;
     bool vec;
     if (s < ns) {
-        key = (int64_t)kt * C::BN + tid % C::BN;
-        col = (int64_t)s * C::BK + (tid / C::BN) * 8;
+        key = (int64_t)kt * C::BN + (tid & (C::BN - 1));
+        col = (int64_t)s * C::BK + (tid >> C::BN_LOG2) * 8;
         width = a.d, t = &a.k, base = it.kbase, vec = it.k_vec;
     } else {
         const int chunks = C::DMAX / 8;
@@ -312,7 +312,7 @@ __device__ inline void exact_commit(const opp__exact_args_t &a, int s, int ns,
         }
     }
     if (s < ns) {
-        double *dst = buf + (tid / C::BN) * 8 * C::BN + tid % C::BN;
+        double *dst = buf + (tid >> C::BN_LOG2) * 8 * C::BN + (tid & (C::BN - 1));
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
             dst[i * C::BN] = exact_elem<DT>::to_double(r[i]) * a.sqrt_scale;

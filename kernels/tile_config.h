@@ -43,6 +43,7 @@ template <int DMAX_, int BM_, int BN_> struct opp__exact_cfg {
     static constexpr int DMAX = DMAX_;
     static constexpr int BM = BM_;
     static constexpr int BN = BN_;
+    static constexpr int BN_LOG2 = BN_ == 128 ? 7 : 6; /* tid / BN = tid >> BN_LOG2 */
     static constexpr int NCH = BN_ / OPP__EXACT_CHUNK; /* summation chunks per key tile */
     static constexpr int TM = BM_ / 16;                /* rows per thread */
     static constexpr int KJ = BN_ / 16;                /* keys per thread (QK micro-tile) */
@@ -54,7 +55,7 @@ template <int DMAX_, int BM_, int BN_> struct opp__exact_cfg {
     /* shared memory, in doubles: Q, two slices, scores [BN][LDR], row stats */
     static constexpr size_t Q_ELEMS = (size_t)DMAX_ * BM_;
     static constexpr size_t SC_ELEMS = (size_t)BN_ * LDR;
-    /* m, S, 2 max partials, the chunk parts 1 .. NCH-1 of pass 2 */
+    /* m, S, 2 max partials, and for BN 128 chunk 1's parts of pass 2 */
     static constexpr size_t STAT_ELEMS = (size_t)(3 + NCH) * BM_;
     static constexpr size_t RAW_ELEMS = 1024; /* cp.async staging: 256 threads x 32 bytes */
     static constexpr size_t KEND_INTS = (size_t)BM_;
@@ -63,6 +64,7 @@ template <int DMAX_, int BM_, int BN_> struct opp__exact_cfg {
         KEND_INTS * sizeof(int);
     static_assert(BM_ == 32 || BM_ == 64, "TM must be 2 or 4");
     static_assert(BN_ == 64 || BN_ == 128, "KJ must be 4 or 8");
+    static_assert((1 << BN_LOG2) == BN_, "BN_LOG2");
     static_assert(BN_ % OPP__EXACT_CHUNK == 0, "a key tile holds whole chunks");
     static_assert(BK % 8 == 0 && BK * BN_ == SLAB, "K slice: whole 8-element cells");
     static_assert(DMAX_ % 32 == 0 && DMAX_ <= 256, "VT must be even, BJ >= 8");
