@@ -8,8 +8,8 @@
  *
  * Build: nvcc_object(//kernels:exact) with -fmad=false (no contraction:
  * every fused multiply-add is an explicit fma()). Resource report:
- *   nvcc -c -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false \
- *        -Xptxas -v -I. kernels/exact_attention.cu
+ *   nvcc -c -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_90,code=sm_90 \
+ *        -std=c++17 -O3 -fmad=false -Xptxas -v -I. kernels/exact_attention.cu
  *
  * Design note.
  * Order (numerics/exact_order.h, followed bit for bit): scores are
@@ -19,26 +19,34 @@
  * p_j = e_j / S; y_v = sum over chunks of (part = fma(p_j, v_jv, part)),
  * total += part; one rounding. A key is visible iff causal-visible and
  * x_j != -inf; an invisible key never touches V.
- * Tiles: a block (256 threads) owns BM = 64 rows (32 for head sizes above
- * 128) of one (sequence, kv head), rows = token x query-head-in-group, so
- * every K/V element loaded serves all G query heads. Key tiles are 128 keys
- * = two chunks, aligned to the chunks (chunks are numbered by the key index
- * in the sequence). Q is converted and scaled once into shared memory; K
- * and V stream through two shared slices of 2048 doubles (register prefetch
- * of slice i+1 while slice i is computed, one barrier per slice). Each
- * thread owns a 4 x 8 (rows x keys) score micro-tile and a 4 x 8 (rows x V
- * columns) output micro-tile (2 x 8 and 2 x 16 for the 256 tiles). Three
- * passes over the key tiles, recomputing the scores:
+ * Tiles (the EXACT rows of kernel_list.h, template opp__exact_cfg<DMAX, BM,
+ * BN> of tile_config.h): a block (256 threads) owns BM = 64 or 32 rows of
+ * one (sequence, kv head), rows = token x query-head-in-group, so every K/V
+ * element loaded serves all G query heads. Key tiles are BN = 128 keys (two
+ * chunks) or 64 keys (one chunk: the 99 KB tile of sm_86 / sm_89), always
+ * aligned to the chunks (chunks are numbered by the key index in the
+ * sequence). Q is converted and scaled once into shared memory; K and V
+ * stream through two shared slices of 2048 doubles (register prefetch of
+ * slice i+1 while slice i is computed, one barrier per slice). Each thread
+ * owns a TM x KJ (rows x keys) score micro-tile - 4 x 8, 2 x 8, or 2 x 4
+ * for BN 64 - and a TM x VT (rows x V columns) output micro-tile (4 x 8,
+ * 2 x 8, 2 x 16 for DMAX 256). Three passes over the key tiles, recomputing
+ * the scores:
  *   1 max:  each thread keeps its rows' max over its keys; one shuffle +
  *           shared reduction at the end (max is order-free).
  *   2 sum:  e_j into the shared score tile (key-major); one thread per
  *           (row, chunk) adds the chunk's 64 values in ascending key order,
- *           then the row's thread does total += part0, total += part1.
+ *           then the row's thread does total += part for the tile's chunks
+ *           in ascending order (one per tile for BN 64, two for BN 128).
  *   3 P.V:  p_j into the score tile; each thread runs its outputs' chunk
  *           part over the chunk's 64 keys in ascending order (fma chain in
  *           registers), then total += part, chunk by chunk.
  * Each per-element sum is thus one sequential chain in exactly the
- * reference's order; parallelism is across rows, keys and V columns.
+ * reference's order; parallelism is across rows, keys and V columns. The
+ * tile shape does not enter any chain: a score is the same ascending-d fma
+ * chain whatever the K slice depth (BK = 16 or 32 d-values), and the totals
+ * receive the same chunk parts in the same order whether a tile holds one
+ * chunk or two - so every tile gives the same bits.
  * Causal: tiles (and V slices) beyond the frontier of the block's last row
  * are skipped (their chunk parts would be +0, and x + +0 == x since no
  * total is -0), masks are per element. Keys past Tkv are zero in shared
@@ -50,8 +58,11 @@
  * Cost (D = Dv = 128): per (pair, head) the passes do
  * 3 D + Dv = 512 DFMA plus ~2 exp and 1 division (~110 DP ops), against a
  * counted 4 D = 512 flops, so the counted rate is ~0.41 x the DP flop rate.
- * The QK loop issues 6 shared 16-byte loads per 32 DFMA, the P.V loop 6
- * per 32; one block (8 warps, ~240 registers, no spills) per SM.
+ * The QK loop issues (TM + KJ) / 2 shared 16-byte loads per TM x KJ DFMA
+ * (6 per 32 for the BM 64 tile, 3 per 8 for BN 64), the P.V loop
+ * (TM + VT) / 2 per TM x VT; one block (8 warps, 178-244 registers, no
+ * spills) per SM. On sm_86 / sm_89 the DP rate is 1/64 of FP32, so DFMA,
+ * not shared-memory bandwidth, bounds the BN 64 tile there.
  * Measurements of this kernel: bench/RESULTS.md.
  */
 #include <cuda_runtime.h>
@@ -74,8 +85,8 @@ template <class C> struct exact_smem {
         m = sc + C::SC_ELEMS;
         s = m + C::BM;
         red = s + C::BM;
-        part = red + 2 * C::BM;
-        raw = part + C::BM;
+        part = red + 2 * C::BM; /* pass 2: chunk 1's parts (BN 128 only) */
+        raw = part + (C::NCH - 1) * C::BM;
         kend = (int *)((double *)raw + C::RAW_ELEMS);
     }
 };
@@ -115,11 +126,11 @@ template <class C> __device__ inline int exact_cell(int i, int j, int ty, int tx
 
 /* Stages the thread's scores into the score tile. */
 template <class C>
-__device__ inline void exact_stage(const double (&acc)[C::TM][8], double *sc, int ty, int tx) {
+__device__ inline void exact_stage(const double (&acc)[C::TM][C::KJ], double *sc, int ty, int tx) {
 #pragma unroll
     for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
+        for (int j = 0; j < C::KJ; ++j) {
             sc[exact_cell<C>(i, j, ty, tx)] = acc[i][j];
         }
     }
@@ -136,20 +147,20 @@ __device__ inline int exact_epilogue(const opp__exact_args_t &a, const exact_ite
                                      const exact_smem<C> &sm, int kt, int ty, int tx) {
     if (a.softcap > 0.0) {
 #pragma unroll 4
-        for (int e = 0; e < C::TM * 8; ++e) {
-            double *cell = sm.sc + exact_cell<C>(e / 8, e % 8, ty, tx);
+        for (int e = 0; e < C::TM * C::KJ; ++e) {
+            double *cell = sm.sc + exact_cell<C>(e / C::KJ, e % C::KJ, ty, tx);
             *cell = a.softcap * opp__tanh(*cell / a.softcap);
         }
     }
     int masked = 0;
 #pragma unroll 4
-    for (int e = 0; e < (PASS == 1 ? 0 : C::TM * 8); ++e) {
-        const int i = e / 8, j = e % 8;
+    for (int e = 0; e < (PASS == 1 ? 0 : C::TM * C::KJ); ++e) {
+        const int i = e / C::KJ, j = e % C::KJ;
         const int row = exact_lane_index(i, ty);
         const int key = exact_lane_index(j, tx);
         double *cell = sm.sc + key * C::LDR + row;
         const double x = *cell;
-        const int kg = kt * OPP__EXACT_BN + key, kend = sm.kend[row];
+        const int kg = kt * C::BN + key, kend = sm.kend[row];
         const bool visible = kg < kend && x != -INFINITY;
         if (PASS == 2) {
             *cell = visible ? opp__exp(x - sm.m[row]) : 0.0;
@@ -172,7 +183,7 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
     typedef typename exact_elem<DT>::raw_t raw_t;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int ty = (warp >> 1) * 4 + (lane >> 3), tx = (warp & 1) * 8 + (lane & 7);
-    const int ns = (a.d + OPP__EXACT_BK - 1) / OPP__EXACT_BK;
+    const int ns = (a.d + C::BK - 1) / C::BK;
     double mloc[C::TM], ssum = 0.0;
     int kend[C::TM];
 #pragma unroll
@@ -188,8 +199,8 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
         if (PASS != 3) {
             return ns;
         }
-        const int left = it.kend_tile - kt * OPP__EXACT_BN;
-        return ns + ((left < OPP__EXACT_BN ? left : OPP__EXACT_BN) + C::BJ - 1) / C::BJ;
+        const int left = it.kend_tile - kt * C::BN;
+        return ns + ((left < C::BN ? left : C::BN) + C::BJ - 1) / C::BJ;
     };
     /* Loads slice (nkt_kt, nkt_s) into r if it exists; returns whether. */
     auto fetch_next = [&](int kt, int s) {
@@ -207,19 +218,19 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
     exact_commit<DT, C>(a, 0, ns, r, sm.slab);
     __syncthreads();
     for (int kt = 0; kt < it.nkt; ++kt) {
-        double acc[C::TM][8];
+        double acc[C::TM][C::KJ];
 #pragma unroll
         for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
-            for (int j = 0; j < 8; ++j) {
+            for (int j = 0; j < C::KJ; ++j) {
                 acc[i][j] = 0.0;
             }
         }
         for (int s = 0; s < ns; ++s) {
             const bool more = fetch_next(kt, s);
-            const int kk_left = ((a.d - s * OPP__EXACT_BK) + 7) & ~7;
-            exact_qk_slice<C>(sm.qs, sm.slab + buf * C::SLAB, s * OPP__EXACT_BK,
-                              kk_left < OPP__EXACT_BK ? kk_left : OPP__EXACT_BK, ty, tx, acc);
+            const int kk_left = ((a.d - s * C::BK) + 7) & ~7;
+            exact_qk_slice<C>(sm.qs, sm.slab + buf * C::SLAB, s * C::BK,
+                              kk_left < C::BK ? kk_left : C::BK, ty, tx, acc);
             if (more) {
                 exact_commit<DT, C>(a, nkt_s, ns, r, sm.slab + (buf ^ 1) * C::SLAB);
             }
@@ -233,7 +244,7 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
 #pragma unroll
                 for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
-                    for (int j = 0; j < 8; ++j) {
+                    for (int j = 0; j < C::KJ; ++j) {
                         acc[i][j] = sm.sc[exact_cell<C>(i, j, ty, tx)];
                     }
                 }
@@ -241,8 +252,8 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
 #pragma unroll
             for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
-                for (int j = 0; j < 8; ++j) {
-                    const int kg = kt * OPP__EXACT_BN + exact_lane_index(j, tx);
+                for (int j = 0; j < C::KJ; ++j) {
+                    const int kg = kt * C::BN + exact_lane_index(j, tx);
                     mloc[i] = kg < kend[i] ? opp__max_nan(mloc[i], acc[i][j]) : mloc[i];
                 }
             }
@@ -254,7 +265,7 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
             __syncthreads();
             const int r = threadIdx.x % C::BM, c = threadIdx.x / C::BM;
             double part = 0.0;
-            if (c < OPP__EXACT_BN / OPP__EXACT_CHUNK) {
+            if (c < C::NCH) {
                 const double *col = sm.sc + c * OPP__EXACT_CHUNK * C::LDR + r;
                 for (int j = 0; j < OPP__EXACT_CHUNK; ++j) {
                     part = part + col[j * C::LDR];
@@ -263,10 +274,14 @@ __device__ void exact_pass(const opp__exact_args_t &a, const exact_item &it,
                     sm.part[r] = part;
                 }
             }
-            __syncthreads();
-            if (c == 0) { /* total += part, chunk 0 then chunk 1 */
+            if (C::NCH == 2) {
+                __syncthreads();
+            }
+            if (c == 0) { /* total += part: chunk 0, then (BN 128) chunk 1 */
                 ssum = ssum + part;
-                ssum = ssum + sm.part[r];
+                if (C::NCH == 2) {
+                    ssum = ssum + sm.part[r];
+                }
             }
             continue; /* the next tile's slice barriers order sc / part reuse */
         }
@@ -358,7 +373,7 @@ static __global__ void __launch_bounds__(OPP__EXACT_THREADS, 1)
         }
         const int64_t last = (it.r0 + C::BM < it.nrows ? it.r0 + C::BM : it.nrows) - 1;
         it.kend_tile = exact_key_end(a, it, last / g);
-        it.nkt = (int32_t)(((int64_t)it.kend_tile + OPP__EXACT_BN - 1) / OPP__EXACT_BN);
+        it.nkt = (int32_t)(((int64_t)it.kend_tile + C::BN - 1) / C::BN);
         it.q_vec = exact_vec_ok(a.q, esize);
         it.k_vec = exact_vec_ok(a.k, esize);
         it.v_vec = exact_vec_ok(a.v, esize);
@@ -461,14 +476,14 @@ static opp_status_t exact_launch(const opp__problem_t *p, const opp__plan_t *pla
 }
 
 /* One launch function per EXACT line of kernels/kernel_list.h. */
-#define EXACT_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, BM, BN, THREADS, SMEM)              \
-    extern "C" opp_status_t opp__launch_##name(                                            \
-        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,    \
-        struct CUstream_st *stream) {                                                      \
-        static_assert(BN == OPP__EXACT_BN && THREADS == OPP__EXACT_THREADS, "exact tile"); \
-        static_assert(opp__exact_cfg<DMAX, BM>::SMEM_BYTES == (SMEM), "exact smem");       \
-        (void)row;                                                                         \
-        return exact_launch<OPP_DTYPE_##DTYPE, opp__exact_cfg<DMAX, BM>>(p, plan, stream); \
+#define EXACT_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, BM, BN, THREADS, SMEM)                  \
+    extern "C" opp_status_t opp__launch_##name(                                                \
+        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,        \
+        struct CUstream_st *stream) {                                                          \
+        static_assert(THREADS == OPP__EXACT_THREADS, "exact tile");                            \
+        static_assert(opp__exact_cfg<DMAX, BM, BN>::SMEM_BYTES == (SMEM), "exact smem");       \
+        (void)row;                                                                             \
+        return exact_launch<OPP_DTYPE_##DTYPE, opp__exact_cfg<DMAX, BM, BN>>(p, plan, stream); \
     }
 OPP__EXACT_KERNELS(EXACT_LAUNCHER)
 #undef EXACT_LAUNCHER

@@ -10,13 +10,14 @@
  *   ty = (w / 2) * 4 + l / 8   (0..15: row group)
  *   tx = (w % 2) * 8 + l % 8   (0..15: key group / V column group)
  * Thread (ty, tx) owns rows   row(i) = (i / 2) * 32 + 2 ty + i % 2, i < TM
- *                   keys      key(j) = (j / 2) * 32 + 2 tx + j % 2, j < 8
+ *                   keys      key(j) = (j / 2) * 32 + 2 tx + j % 2, j < KJ
  *                   V columns col(c) = (c / 2) * 32 + 2 tx + c % 2, c < VT
+ * (tile-local; KJ = BN / 16: 8 keys of a 128-key tile, 4 of a 64-key one),
  * so each 8-lane phase of a 16-byte shared load reads one broadcast Q / P
  * pair and 8 consecutive K / V pairs (no bank conflicts).
- * Shared layouts (doubles): qs [DMAX][BM] (d-major), K slice [BK][128]
- * (d-major), V slice [BJ][DMAX] (key-major), scores sc [128][LDR]
- * (key-major: a key's column of rows is contiguous).
+ * Shared layouts (doubles): qs [DMAX][BM] (d-major), K slice [BK][BN]
+ * (d-major, BK = 2048 / BN), V slice [BJ][DMAX] (key-major), scores
+ * sc [BN][LDR] (key-major: a key's column of rows is contiguous).
  */
 #ifndef OPP_KERNELS_EXACT_TILE_CUH
 #define OPP_KERNELS_EXACT_TILE_CUH
@@ -186,7 +187,7 @@ struct exact_item {
     int64_t r0, nrows;
     int32_t lq, lkv, hk, g;
     int32_t kend_tile; /* keys 0 .. kend_tile-1 are visible to some row */
-    int32_t nkt;       /* key tiles: ceil(kend_tile / OPP__EXACT_BN) */
+    int32_t nkt;       /* key tiles: ceil(kend_tile / BN) */
     bool q_vec, k_vec, v_vec;
 };
 
@@ -236,8 +237,9 @@ __device__ inline void exact_cp_async16(void *dst, const void *src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
 }
 
-/* Slice s of key tile kt: s < ns is K slice s (d-values 16 s .. 16 s + 15 of
- * the 128 keys), s >= ns is V slice s - ns (keys (s-ns) BJ .. + BJ-1). */
+/* Slice s of key tile kt: s < ns is K slice s (d-values BK s .. BK s + BK-1
+ * of the BN keys; thread tid: key tid % BN, d-values 8 (tid / BN) .. + 7),
+ * s >= ns is V slice s - ns (keys (s-ns) BJ .. + BJ-1). */
 template <int DT, class C>
 __device__ inline void exact_fetch(const opp__exact_args_t &a, const exact_item &it, int kt, int s,
                                    int ns, typename exact_elem<DT>::raw_t *raw) {
@@ -249,12 +251,12 @@ __device__ inline void exact_fetch(const opp__exact_args_t &a, const exact_item 
     int64_t base;
     bool vec;
     if (s < ns) {
-        key = (int64_t)kt * OPP__EXACT_BN + (tid & 127);
-        col = (int64_t)s * OPP__EXACT_BK + (tid >> 7) * 8;
+        key = (int64_t)kt * C::BN + (tid & (C::BN - 1));
+        col = (int64_t)s * C::BK + (tid >> C::BN_LOG2) * 8;
         width = a.d, t = &a.k, base = it.kbase, vec = it.k_vec;
     } else {
         const int chunks = C::DMAX / 8;
-        key = (int64_t)kt * OPP__EXACT_BN + (int64_t)(s - ns) * C::BJ + tid / chunks;
+        key = (int64_t)kt * C::BN + (int64_t)(s - ns) * C::BJ + tid / chunks;
         col = (int64_t)(tid % chunks) * 8;
         width = a.dv, t = &a.v, base = it.vbase, vec = it.v_vec;
     }
@@ -310,10 +312,10 @@ __device__ inline void exact_commit(const opp__exact_args_t &a, int s, int ns,
         }
     }
     if (s < ns) {
-        double *dst = buf + (tid >> 7) * 8 * OPP__EXACT_BN + (tid & 127);
+        double *dst = buf + (tid >> C::BN_LOG2) * 8 * C::BN + (tid & (C::BN - 1));
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
-            dst[i * OPP__EXACT_BN] = exact_elem<DT>::to_double(r[i]) * a.sqrt_scale;
+            dst[i * C::BN] = exact_elem<DT>::to_double(r[i]) * a.sqrt_scale;
         }
     } else {
         const int chunks = C::DMAX / 8;
@@ -331,8 +333,8 @@ __device__ inline void exact_commit(const opp__exact_args_t &a, int s, int ns,
 /* One d step of the scores: acc[i][j] = fma(qs_d(row i), ks_d(key j), acc). */
 template <class C>
 __device__ inline void exact_qk_step(const double *qd, const double *kd, int ty, int tx,
-                                     double (&acc)[C::TM][8]) {
-    double qv[C::TM], kv[8];
+                                     double (&acc)[C::TM][C::KJ]) {
+    double qv[C::TM], kv[C::KJ];
 #pragma unroll
     for (int i = 0; i < C::TM; i += 2) {
         const double2 p = *(const double2 *)(qd + exact_lane_pair(i, ty));
@@ -340,7 +342,7 @@ __device__ inline void exact_qk_step(const double *qd, const double *kd, int ty,
         qv[i + 1] = p.y;
     }
 #pragma unroll
-    for (int j = 0; j < 8; j += 2) {
+    for (int j = 0; j < C::KJ; j += 2) {
         const double2 p = *(const double2 *)(kd + exact_lane_pair(j, tx));
         kv[j] = p.x;
         kv[j + 1] = p.y;
@@ -348,21 +350,21 @@ __device__ inline void exact_qk_step(const double *qd, const double *kd, int ty,
 #pragma unroll
     for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
+        for (int j = 0; j < C::KJ; ++j) {
             acc[i][j] = fma(qv[i], kv[j], acc[i][j]);
         }
     }
 }
 
-/* d-values d0 .. d0 + kk_end - 1 (kk_end <= 16, a multiple of 8) of the
+/* d-values d0 .. d0 + kk_end - 1 (kk_end <= BK, a multiple of 8) of the
  * scores from the resident Q and the K slice ks, in ascending d. */
 template <class C>
 __device__ inline void exact_qk_slice(const double *qs, const double *ks, int d0, int kk_end,
-                                      int ty, int tx, double (&acc)[C::TM][8]) {
-    if (kk_end == OPP__EXACT_BK) {
+                                      int ty, int tx, double (&acc)[C::TM][C::KJ]) {
+    if (kk_end == C::BK) {
 #pragma unroll
-        for (int kk = 0; kk < OPP__EXACT_BK; ++kk) {
-            exact_qk_step<C>(qs + (size_t)(d0 + kk) * C::BM, ks + kk * OPP__EXACT_BN, ty, tx, acc);
+        for (int kk = 0; kk < C::BK; ++kk) {
+            exact_qk_step<C>(qs + (size_t)(d0 + kk) * C::BM, ks + kk * C::BN, ty, tx, acc);
         }
         return;
     }
@@ -370,7 +372,7 @@ __device__ inline void exact_qk_slice(const double *qs, const double *ks, int d0
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
             const int kk = kk0 + u;
-            exact_qk_step<C>(qs + (size_t)(d0 + kk) * C::BM, ks + kk * OPP__EXACT_BN, ty, tx, acc);
+            exact_qk_step<C>(qs + (size_t)(d0 + kk) * C::BM, ks + kk * C::BN, ty, tx, acc);
         }
     }
 }

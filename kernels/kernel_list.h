@@ -14,7 +14,8 @@
  *              with DMAX ascending: the first row that fits wins)
  *     ALIGN    D, Dv and every row/head/batch stride must be multiples of
  *              ALIGN elements (1: any)
- *     BM, BN   query rows (token x head-in-group) and keys per tile
+ *     BM, BN   query rows (token x head-in-group) and keys per tile (the
+ *              exact kernel: BN 64 or 128, whole summation chunks)
  *     THREADS  threads per block
  *     SMEM     dynamic shared memory in bytes; a row is used on a GPU only
  *              when it fits (opp__arch_smem_limit), so the first row that
@@ -27,26 +28,40 @@
 #define OPP_KERNELS_KERNEL_LIST_H
 
 /* Shared memory of the exact kernel (doubles: Q [DMAX][BM], two K/V slices of
- * 2048, the score tile [128][BM + 2], 5 * BM row statistics, 1024 staging;
- * then BM ints). kernels/tile_config.h asserts its template agrees. */
-#define OPP__EXACT_SMEM_BYTES(DMAX, BM)                                                    \
-    (((size_t)(DMAX) * (BM) + 2 * 2048 + 128 * ((BM) + 2) + 5 * (size_t)(BM) + 1024) * 8 + \
-     (size_t)(BM)*4)
+ * 2048, the score tile [BN][BM + 2], (3 + BN / 64) * BM row statistics, 1024
+ * staging; then BM ints). kernels/tile_config.h asserts its template agrees. */
+#define OPP__EXACT_SMEM_BYTES(DMAX, BM, BN)                                                       \
+    ((size_t)8 * ((DMAX) * (BM) + 2 * 2048 + (BN) * ((BM) + 2) + (3 + (BN) / 64) * (BM) + 1024) + \
+     (size_t)4 * (BM))
 
 /* The exact kernel (kernels/exact_attention.cu): double accumulation in the
  * fixed order of numerics/exact_order.h, bit-identical to the CPU reference
- * whatever the tile. BM 64 for D, Dv <= 128 needs 177 KB (Hopper); BM 32
- * fits A100-class shared memory. */
-#define OPP__EXACT_KERNELS(X)                                                                  \
-    X(exact_f32_d128_bm64, EXACT, F32, 128, 1, 64, 128, 256, OPP__EXACT_SMEM_BYTES(128, 64))   \
-    X(exact_f16_d128_bm64, EXACT, F16, 128, 1, 64, 128, 256, OPP__EXACT_SMEM_BYTES(128, 64))   \
-    X(exact_bf16_d128_bm64, EXACT, BF16, 128, 1, 64, 128, 256, OPP__EXACT_SMEM_BYTES(128, 64)) \
-    X(exact_f32_d128_bm32, EXACT, F32, 128, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(128, 32))   \
-    X(exact_f16_d128_bm32, EXACT, F16, 128, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(128, 32))   \
-    X(exact_bf16_d128_bm32, EXACT, BF16, 128, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(128, 32)) \
-    X(exact_f32_d256_bm32, EXACT, F32, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32))   \
-    X(exact_f16_d256_bm32, EXACT, F16, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32))   \
-    X(exact_bf16_d256_bm32, EXACT, BF16, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32))
+ * whatever the tile. Per head-size class, the first row that fits a GPU's
+ * shared memory (lib/dispatch.c) is its tile:
+ *   D, Dv <= 128  BM 64, BN 128: 176896 B (sm_90, 227 KB)
+ *                 BM 32, BN 128: 109952 B (sm_80 / sm_87, 163 KB)
+ *                 BM 32, BN  64:  92288 B (sm_86 / sm_89 and newer, 99 KB)
+ *   D, Dv <= 256  BM 32, BN 128: 142720 B (sm_80, sm_87, sm_90). Not on 99 KB
+ *                 GPUs: Q alone is 64 KB as doubles, and the smallest tile of
+ *                 this design (BM 32, BN 64) needs 125056 B. */
+#define OPP__EXACT_KERNELS(X)                                                                     \
+    X(exact_f32_d128_bm64, EXACT, F32, 128, 1, 64, 128, 256, OPP__EXACT_SMEM_BYTES(128, 64, 128)) \
+    X(exact_f16_d128_bm64, EXACT, F16, 128, 1, 64, 128, 256, OPP__EXACT_SMEM_BYTES(128, 64, 128)) \
+    X(exact_bf16_d128_bm64, EXACT, BF16, 128, 1, 64, 128, 256,                                    \
+      OPP__EXACT_SMEM_BYTES(128, 64, 128))                                                        \
+    X(exact_f32_d128_bm32, EXACT, F32, 128, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(128, 32, 128)) \
+    X(exact_f16_d128_bm32, EXACT, F16, 128, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(128, 32, 128)) \
+    X(exact_bf16_d128_bm32, EXACT, BF16, 128, 1, 32, 128, 256,                                    \
+      OPP__EXACT_SMEM_BYTES(128, 32, 128))                                                        \
+    X(exact_f32_d128_bm32_bn64, EXACT, F32, 128, 1, 32, 64, 256,                                  \
+      OPP__EXACT_SMEM_BYTES(128, 32, 64))                                                         \
+    X(exact_f16_d128_bm32_bn64, EXACT, F16, 128, 1, 32, 64, 256,                                  \
+      OPP__EXACT_SMEM_BYTES(128, 32, 64))                                                         \
+    X(exact_bf16_d128_bm32_bn64, EXACT, BF16, 128, 1, 32, 64, 256,                                \
+      OPP__EXACT_SMEM_BYTES(128, 32, 64))                                                         \
+    X(exact_f32_d256_bm32, EXACT, F32, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32, 128)) \
+    X(exact_f16_d256_bm32, EXACT, F16, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32, 128)) \
+    X(exact_bf16_d256_bm32, EXACT, BF16, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32, 128))
 
 /* Shared memory of the flash kernel: 16-bit Q [BM][DB+8], K and V
  * [BN][DB+8] (kernels/flash_attention.cuh asserts its template agrees). */

@@ -122,6 +122,40 @@ static void select_family(opp_algo_t algo, const opp__problem_t *p, int32_t sm,
     }
 }
 
+/* The largest DMAX of family algo's rows of dtype whose shared memory fits
+ * sm (0: none fits). */
+static int32_t arch_dmax(opp_algo_t algo, opp_dtype_t dtype, int32_t sm) {
+    int32_t dmax = 0;
+    for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
+        const opp__kernel_row_t *r = &opp__kernel_table[i];
+        if (r->algo == algo && r->dtype == dtype && r->smem_bytes <= opp__arch_smem_limit(sm) &&
+            r->dmax > dmax) {
+            dmax = r->dmax;
+        }
+    }
+    return dmax;
+}
+
+/* Records why no row of family algo that serves p's head sizes fits the
+ * shared memory of sm: best is the smallest of them. */
+static opp_status_t arch_reason(opp_algo_t algo, const opp__problem_t *p, int32_t sm,
+                                const opp__kernel_row_t *best) {
+    const char *fam = algo_name(algo);
+    const int32_t dmax = arch_dmax(algo, p->a.dtype, sm);
+    char serves[96] = "";
+    if (dmax > 0) {
+        snprintf(serves, sizeof(serves), "; on it, %s serves %s head sizes up to %" PRId32, fam,
+                 opp_dtype_name(p->a.dtype), dmax);
+    }
+    OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_ARCH,
+                  "no %s kernel fits compute capability %d.%d for head_size = %" PRId32
+                  ", v_head_size = %" PRId32 ": the smallest that serves them, %s, needs %zu "
+                  "bytes of shared memory per block, more than the %zu it offers%s",
+                  fam, sm / 10, sm % 10, p->a.d, p->a.dv, best->name, best->smem_bytes,
+                  opp__arch_smem_limit(sm), serves);
+    return OPP_STATUS_INTERNAL_ERROR;
+}
+
 /* Records why family `algo` has no row for p on sm (see select_family). */
 static opp_status_t reason(opp_algo_t algo, const opp__problem_t *p, int32_t sm,
                            const opp__kernel_row_t *best, step_t best_step) {
@@ -157,12 +191,7 @@ static opp_status_t reason(opp_algo_t algo, const opp__problem_t *p, int32_t sm,
         OPP_RETURN_IF(sm < 80, OPP_STATUS_NOT_SUPPORTED_ARCH,
                       "compute capability %d.%d is not supported: %s kernels need 8.0 or newer",
                       sm / 10, sm % 10, fam);
-        OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_ARCH,
-                      "no %s kernel fits compute capability %d.%d: %s (%zu bytes of shared memory "
-                      "per block) needs more than its %zu bytes",
-                      fam, sm / 10, sm % 10, best->name, best->smem_bytes,
-                      opp__arch_smem_limit(sm));
-        break;
+        return arch_reason(algo, p, sm, best);
     }
     return OPP_STATUS_INTERNAL_ERROR;
 }

@@ -103,8 +103,8 @@ static opp_status_t exact_select(opp_dtype_t dtype, int32_t d, int32_t dv, int32
     return opp__dispatch_select(&p, sm, &row);
 }
 
-/* Every dtype x (D, Dv) in 1..256 has an EXACT kernel on sm_80 and sm_90;
- * the table's reasons say what is missing. */
+/* Every dtype x (D, Dv) in 1..256 has an EXACT kernel on sm_80 and sm_90,
+ * in 1..128 on sm_86 and sm_89; the table's reasons say what is missing. */
 static void test_dispatch_covers_all_head_sizes(void **state) {
     (void)state;
     const opp_dtype_t dtypes[3] = {OPP_DTYPE_F32, OPP_DTYPE_F16, OPP_DTYPE_BF16};
@@ -117,6 +117,22 @@ static void test_dispatch_covers_all_head_sizes(void **state) {
                 assert_opp_ok(exact_select(dtypes[t], d, 257 - d, sms[s]));
             }
             assert_opp_ok(exact_select(dtypes[t], 256, 256, sms[s]));
+        }
+    }
+    /* 99 KB GPUs: every head size up to 128; above, the reason says why not */
+    const int32_t small[2] = {86, 89};
+    for (int s = 0; s < 2; ++s) {
+        for (int t = 0; t < 3; ++t) {
+            for (int32_t d = 1; d <= 128; d += (d < 20 ? 1 : 7)) {
+                assert_opp_ok(exact_select(dtypes[t], d, 1, small[s]));
+                assert_opp_ok(exact_select(dtypes[t], 1, d, small[s]));
+                assert_opp_ok(exact_select(dtypes[t], d, 129 - d, small[s]));
+            }
+            assert_opp_ok(exact_select(dtypes[t], 128, 128, small[s]));
+            assert_opp_status(exact_select(dtypes[t], 129, 64, small[s]),
+                              OPP_STATUS_NOT_SUPPORTED_ARCH, "up to 128");
+            assert_opp_status(exact_select(dtypes[t], 8, 256, small[s]),
+                              OPP_STATUS_NOT_SUPPORTED_ARCH, "_d256_bm32, needs 142720 bytes");
         }
     }
     assert_opp_status(exact_select(OPP_DTYPE_BF16, 257, 64, 90), OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,

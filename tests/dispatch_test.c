@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/kernel_list.h"
 #include "lib/internal/dispatch.h"
 #include "lib/internal/problem.h"
 #include "tests/test_util.h"
@@ -46,8 +47,9 @@ static opp_attention24_desc_t padded_desc(opp_dtype_t dtype, int32_t d, opp_algo
 }
 
 /* Names are unique, every row fits some architecture's shared memory, its
- * alignment divides its DMAX, and the rows of one (algo, dtype) family
- * never shrink DMAX (the first fitting row is the smallest tile). */
+ * alignment divides its DMAX, the rows of one (algo, dtype) family never
+ * shrink DMAX (the first fitting row is the smallest tile), and EXACT rows
+ * have key tiles of whole summation chunks and the kernel's shared memory. */
 static void test_rows_well_formed(void **state) {
     (void)state;
     assert_true(OPP__KERNEL_COUNT > 0);
@@ -59,6 +61,10 @@ static void test_rows_well_formed(void **state) {
         assert_true(r->align >= 1 && r->dmax % r->align == 0);
         assert_true(r->smem_bytes <= opp__arch_smem_limit(90));
         assert_true(r->bm > 0 && r->bn > 0 && r->threads > 0 && r->threads <= 1024);
+        if (r->algo == OPP_ALGO_EXACT) {
+            assert_true(r->bn == 64 || r->bn == 128);
+            assert_int_equal(r->smem_bytes, OPP__EXACT_SMEM_BYTES(r->dmax, r->bm, r->bn));
+        }
         for (int j = 0; j < i; ++j) {
             const opp__kernel_row_t *o = &opp__kernel_table[j];
             assert_string_not_equal(r->name, o->name);
@@ -133,6 +139,61 @@ static void test_fast_rows_and_auto(void **state) {
     assert_string_equal(name, "flash_bf16_d128");
 }
 
+/* 99 KB GPUs (sm_86, sm_89) get the 64-key tiles for D, Dv <= 128 in every
+ * dtype; sm_80 and sm_90 keep theirs. Head sizes above 128 do not fit there,
+ * and the reason names the smallest tile, its bytes and the limit. */
+static void test_query_99kb_gets_bn64_tiles(void **state) {
+    (void)state;
+    static const struct {
+        opp_dtype_t dtype;
+        const char *name;
+    } want[3] = {{OPP_DTYPE_F32, "exact_f32_d128_bm32_bn64"},
+                 {OPP_DTYPE_F16, "exact_f16_d128_bm32_bn64"},
+                 {OPP_DTYPE_BF16, "exact_bf16_d128_bm32_bn64"}};
+    const int32_t sms[2] = {86, 89};
+    const char *name = "x";
+    for (int s = 0; s < 2; ++s) {
+        for (int t = 0; t < 3; ++t) {
+            const int32_t dims[4][2] = {{1, 1}, {64, 64}, {100, 37}, {128, 128}};
+            for (int k = 0; k < 4; ++k) {
+                opp_attention_desc_t d =
+                    packed_desc(want[t].dtype, dims[k][0], dims[k][1], OPP_ALGO_EXACT);
+                assert_opp_ok(opp_attention_kernel_query(&d, sms[s], &name));
+                assert_string_equal(name, want[t].name);
+                d.algo = OPP_ALGO_AUTO; /* FAST where it serves (16-bit, multiples of 8) */
+                assert_opp_ok(opp_attention_kernel_query(&d, sms[s], &name));
+                const int fast =
+                    want[t].dtype != OPP_DTYPE_F32 && dims[k][0] % 8 == 0 && dims[k][1] % 8 == 0;
+                if (fast) {
+                    assert_true(strncmp(name, "flash_", 6) == 0);
+                } else {
+                    assert_string_equal(name, want[t].name);
+                }
+            }
+            opp_attention24_desc_t a = padded_desc(want[t].dtype, 128, OPP_ALGO_EXACT);
+            assert_opp_ok(opp_attention24_kernel_query(&a, sms[s], &name));
+            assert_string_equal(name, want[t].name);
+        }
+    }
+    opp_attention_desc_t d = packed_desc(OPP_DTYPE_F16, 128, 0, OPP_ALGO_EXACT);
+    assert_opp_ok(opp_attention_kernel_query(&d, 80, &name));
+    assert_string_equal(name, "exact_f16_d128_bm32");
+    assert_opp_ok(opp_attention_kernel_query(&d, 90, &name));
+    assert_string_equal(name, "exact_f16_d128_bm64");
+    d = packed_desc(OPP_DTYPE_BF16, 64, 256, OPP_ALGO_EXACT);
+    assert_opp_status(opp_attention_kernel_query(&d, 86, &name), OPP_STATUS_NOT_SUPPORTED_ARCH,
+                      "no EXACT kernel fits compute capability 8.6 for head_size = 64, "
+                      "v_head_size = 256: the smallest that serves them, exact_bf16_d256_bm32, "
+                      "needs 142720 bytes of shared memory per block, more than the 101376 it "
+                      "offers; on it, EXACT serves bf16 head sizes up to 128");
+    assert_null(name);
+    opp_attention24_desc_t a = padded_desc(OPP_DTYPE_F32, 192, OPP_ALGO_AUTO);
+    assert_opp_status(opp_attention24_kernel_query(&a, 89, &name), OPP_STATUS_NOT_SUPPORTED_ARCH,
+                      "exact_f32_d256_bm32");
+    assert_opp_ok(opp_attention24_kernel_query(&a, 80, &name));
+    assert_string_equal(name, "exact_f32_d256_bm32");
+}
+
 /* Every failure has a status and a reason; the name is NULL then. */
 static void test_query_reasons(void **state) {
     (void)state;
@@ -203,6 +264,7 @@ int main(void) {
         cmocka_unit_test(test_query_names_the_kernel),
         cmocka_unit_test(test_fast_rows_and_auto),
         cmocka_unit_test(test_query_reasons),
+        cmocka_unit_test(test_query_99kb_gets_bn64_tiles),
         cmocka_unit_test(test_auto_resolves_quietly),
         cmocka_unit_test(test_run_without_device_is_no_device),
     };

@@ -3,8 +3,10 @@
  * the exact GPU kernel (opp_packed_attention_fwd, OPP_ALGO_EXACT) is bit
  * identical to the CPU packed reference (opp_ref_packed_attention) on
  * generated logical batches, long sequences, strided rows, non-finite
- * values, and across CUDA-graph replays. Output buffers are poisoned with
- * NaN before every run, so unwritten elements are caught.
+ * values, and across CUDA-graph replays; and so is every EXACT tile of the
+ * dispatch table that fits the device, not only the one the table picks
+ * for it (on an H200 also the sm_80 and the 99 KB tiles). Output buffers
+ * are poisoned with NaN before every run, so unwritten elements are caught.
  *
  * Every test skip()s without a CUDA device.
  * Run (Bazel): bazel test //tests:exact_gpu_test --test_output=all
@@ -16,6 +18,8 @@
  *   generated shapes - for runs under compute-sanitizer, which is 100-1000x
  *   slower; a cap of 160 still spans two 128-key tiles, three 64-key chunks
  *   and several 64-row blocks, so every code path of the kernel runs.
+ *   OPP_GPU_TEST_ROW_BATCHES (default 8) generated batches per dtype for
+ *   the every-tile test, besides its hand-picked shapes.
  */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -25,6 +29,9 @@
 #include <time.h>
 
 #include "harness/logical_batch.h"
+#include "lib/internal/attention_run.h"
+#include "lib/internal/dispatch.h"
+#include "lib/internal/problem.h"
 #include "numerics/fp_convert.h"
 #include "tests/exact_gpu_util.h"
 #include "tests/gpu_util.h"
@@ -285,6 +292,143 @@ static void cuda_ok(cudaError_t err, const char *what) {
     }
 }
 
+/* Runs lb through table row `row` (opp__attention_run_row: the run path
+ * with the tile chosen here instead of by the table), synchronizes, checks
+ * the device status. @return : the host output. */
+static void *run_row(const opp_lb_t *lb, const opp__kernel_row_t *row) {
+    opp_test_packed_dev_t dev;
+    opp_test_packed_upload(lb, &dev);
+    opp_attention_desc_t desc;
+    opp_lb_packed_desc(lb, &desc);
+    opp__problem_t p;
+    assert_opp_ok(opp__problem_from_desc(&desc, &p));
+    assert_opp_ok(opp__problem_bind(&p, dev.cu_q, dev.cu_kv, NULL, dev.q, dev.k, dev.v, dev.out,
+                                    "out", NULL));
+    assert_opp_ok(opp__attention_run_row(&p, row, dev.workspace, dev.workspace_bytes, NULL));
+    cuda_ok(cudaStreamSynchronize(NULL), row->name);
+    assert_opp_ok(opp_packed_attention_device_status(dev.workspace, dev.workspace_bytes, NULL));
+    void *out = opp_test_packed_download(&dev);
+    opp_test_packed_free(&dev);
+    return out;
+}
+
+/* Runs lb through every row in fits[] (EXACT rows that fit the device) of
+ * lb's dtype whose DMAX serves its head sizes, comparing each with the
+ * reference; counts the runs per row in ran[]. */
+static void check_rows(const opp_lb_t *lb, const char *label, const int *fits, int *ran) {
+    char what[700];
+    char desc[512];
+    opp_lb_describe(lb, desc, sizeof(desc));
+    void *want = opp_test_packed_ref(lb);
+    const int32_t dmax = lb->head_size > lb->v_head_size ? lb->head_size : lb->v_head_size;
+    for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
+        const opp__kernel_row_t *row = &opp__kernel_table[i];
+        if (!fits[i] || row->dtype != lb->dtype || row->dmax < dmax) {
+            continue;
+        }
+        snprintf(what, sizeof(what), "%s, tile %s: %s", label, row->name, desc);
+        void *got = run_row(lb, row);
+        opp_test_assert_out_equal(lb, got, want, what);
+        free(got);
+        ran[i]++;
+    }
+    free(want);
+}
+
+/* Every EXACT row of the dispatch table whose shared memory fits this
+ * device (cudaDevAttrMaxSharedMemoryPerBlockOptin) - not only the row the
+ * table picks here - gives the reference's bits: hand-picked shapes (GQA,
+ * MQA, causal with L_kv < L_q and > L_q, softcap, a scale, zero-length
+ * sequences, D and Dv in {1, 8, 64, 100, 128} and, for the DMAX 256 rows,
+ * {192, 256}, lengths across several 64- and 128-key tiles and 32- and
+ * 64-row blocks) and generated batches of every dtype. Every fitting row
+ * must have run. */
+static void test_exact_gpu_every_fitting_tile_bit_identical(void **state) {
+    (void)state;
+    OPP_TEST_REQUIRE_GPU();
+    int device = 0, optin = 0, major = 0;
+    cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
+    cuda_ok(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+            "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
+    cuda_ok(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+            "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+    if (major < 8) {
+        skip(); /* every row needs compute capability 8.0 (kernels/kernel_list.h) */
+    }
+    int fits[OPP__KERNEL_COUNT], ran[OPP__KERNEL_COUNT], nfit = 0;
+    for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
+        const opp__kernel_row_t *row = &opp__kernel_table[i];
+        fits[i] = row->algo == OPP_ALGO_EXACT && row->smem_bytes <= (size_t)optin;
+        ran[i] = 0;
+        nfit += fits[i];
+    }
+    assert_true(nfit > 0);
+    static const struct {
+        int32_t batch, lq[3], lkv[3], hq, hkv, d, dv, causal;
+        float scale, softcap;
+    } cases[] = {
+        {3, {130, 0, 65}, {200, 64, 0}, 8, 2, 128, 128, 1, 0.0f, 0.0f},
+        {2, {1, 97}, {300, 97}, 4, 4, 100, 64, 0, 0.0f, 20.0f},
+        {3, {64, 129, 0}, {64, 129, 0}, 6, 3, 64, 100, 1, 0.3f, 5.0f},
+        {2, {33, 200}, {17, 257}, 2, 1, 8, 1, 1, 0.0f, 0.0f},
+        {1, {70}, {190}, 3, 1, 1, 8, 0, 0.0f, 0.0f},
+        {2, {128, 5}, {128, 300}, 4, 2, 128, 8, 1, 0.0f, 30.0f},
+        {2, {100, 0}, {150, 10}, 4, 2, 192, 256, 1, 0.0f, 0.0f},
+        {2, {65, 40}, {200, 0}, 2, 1, 256, 192, 0, 0.0f, 10.0f},
+        {1, {90}, {90}, 8, 1, 256, 1, 1, 0.0f, 0.0f},
+    };
+    const opp_dtype_t dtypes[3] = {OPP_DTYPE_F32, OPP_DTYPE_F16, OPP_DTYPE_BF16};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+        int32_t lq[3], lkv[3];
+        for (int32_t b = 0; b < cases[c].batch; ++b) {
+            lq[b] = cap_len(cases[c].lq[b]);
+            lkv[b] = cap_len(cases[c].lkv[b]);
+        }
+        for (int t = 0; t < 3; ++t) {
+            opp_lb_t lb;
+            assert_int_equal(opp_lb_from_lengths(&lb, dtypes[t], cases[c].batch, lq, lkv,
+                                                 cases[c].hq, cases[c].hkv, cases[c].d, cases[c].dv,
+                                                 cases[c].scale, cases[c].causal, cases[c].softcap,
+                                                 2000u + 10u * c + (unsigned)t),
+                             0);
+            char label[64];
+            snprintf(label, sizeof(label), "tile case %zu", c);
+            check_rows(&lb, label, fits, ran);
+            opp_lb_free(&lb);
+        }
+    }
+    static const int32_t sizes[7] = {1, 8, 64, 100, 128, 192, 256};
+    const long batches = opp_test_env_long("OPP_GPU_TEST_ROW_BATCHES", 8);
+    const uint64_t seed = (uint64_t)opp_test_env_long("OPP_GPU_TEST_SEED", 20261203);
+    for (long i = 0; i < batches; ++i) {
+        for (int t = 0; t < 3; ++t) {
+            opp_lb_spec_t spec;
+            opp_lb_spec_random(&spec);
+            spec.dtype = dtypes[t];
+            spec.head_size = sizes[i % 7];
+            spec.v_head_size = sizes[(i * 3 + 2) % 7];
+            spec.min_len = 0;
+            spec.max_len = cap_len(300);
+            opp_lb_t lb;
+            assert_int_equal(opp_lb_generate(&spec, seed + 31u * (uint64_t)i + (uint64_t)t, &lb),
+                             0);
+            char label[64];
+            snprintf(label, sizeof(label), "tile batch %ld", i);
+            check_rows(&lb, label, fits, ran);
+            opp_lb_free(&lb);
+        }
+    }
+    printf("every tile: %d EXACT rows fit this device (%d bytes of shared memory per block):", nfit,
+           optin);
+    for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
+        if (fits[i]) {
+            printf(" %s x%d", opp__kernel_table[i].name, ran[i]);
+            assert_true(ran[i] > 0);
+        }
+    }
+    printf(", all bit-identical\n");
+}
+
 /* opp_packed_attention_fwd captured into a CUDA graph on a non-default
  * stream, replayed twice with different input values copied in between:
  * each replay gives the reference's bits for the values it saw. */
@@ -343,6 +487,7 @@ int main(void) {
         cmocka_unit_test(test_exact_gpu_nonfinite_values_match_reference),
         cmocka_unit_test(test_exact_gpu_strided_rows_bit_identical),
         cmocka_unit_test(test_exact_gpu_graph_replays_bit_identical),
+        cmocka_unit_test(test_exact_gpu_every_fitting_tile_bit_identical),
         cmocka_unit_test(test_exact_gpu_generated_batches_bit_identical),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
