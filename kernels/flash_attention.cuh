@@ -23,13 +23,15 @@
  * have one buffer each; V of block j loads while S = Q K_j^T and its
  * softmax run, K of block j+1 while O += P V_j runs (FlashAttention-2's
  * schedule).
- * Softmax: scores in the log2 domain, x = s * scale * log2(e), or with
- * softcap c: x = c log2(e) tanh(s * scale / c) (before any mask); masked
- * keys are set to -inf, never added to. Per row: m = running max, l =
- * running sum (per thread, reduced over the quad once at the end); a row
- * whose max is still -inf uses 0 in its exponentials, so it stays at
+ * Softmax: p = 2^(x sl - max sl) with x the raw score and sl = scale
+ * log2(e) (one FFMA and one MUFU.EX2 per score), or with softcap c first
+ * x = c log2(e) tanh(x scale / c) and sl = 1 (before any mask); masked keys
+ * are set to -inf, never added to. Per row: m = running max, l = running
+ * sum (per thread, reduced over the quad once at the end), O rescaled by
+ * alpha = 2^(m_old sl - m_new sl) only when some row of the warp needs it;
+ * a row whose max is still -inf uses 0 in its exponentials, so it stays at
  * l = 0, O = 0. P is rounded to the storage type for P V. End: O / l (0 for
- * l = 0), LSE = (m + log2 l) ln 2 (-inf for l = 0).
+ * l = 0), LSE = (m sl + log2 l) ln 2 (-inf for l = 0).
  * Masks: key j of the sequence is visible to local query token t iff
  * j < L_kv and, when causal, j <= t + L_kv - L_q (tail-aligned; the offset
  * may be negative). Keys past L_kv are zero-filled in shared memory and
@@ -250,52 +252,90 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             }
         }
 
-        /* scores -> log2 domain, masks, online softmax; P into s */
-        const bool masked = (int64_t)(j + 1) * C::BN > kfull;
+        /* softcap first (before any mask), in the log2 domain: then sl = 1 */
+        float sl = a.scale_log2; /* p = 2^(s sl - max sl) */
+        if (a.cap_log2 != 0.0f) {
+            sl = 1.0f;
+#pragma unroll
+            for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+                for (int n = 0; n < C::BN / 8; ++n) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        s[i][n][e] = a.cap_log2 * flash_tanh(s[i][n][e] * a.cap_scale);
+                    }
+                }
+            }
+        }
+        /* masks: only in blocks holding a key some row of the tile must not see */
+        if ((int64_t)(j + 1) * C::BN > kfull) {
+#pragma unroll
+            for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    /* this row's first invisible key, relative to the block */
+                    const int32_t kend =
+                        flash_key_end(causal, t0 + (rem0 + rt + i * 16 + 8 * h) / g, lq, lkv) -
+                        j * C::BN;
+#pragma unroll
+                    for (int n = 0; n < C::BN / 8; ++n) {
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            if (n * 8 + 2 * qc + e >= kend) {
+                                s[i][n][2 * h + e] = -INFINITY;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        /* online softmax; P into s. alpha is exactly 1 when a row's max did
+         * not change (m sl - mu is then 0), so a block a row does not see
+         * changes none of its bits, and O is rescaled only when some row of
+         * the warp needs it. */
+        float alpha[C::MT][2];
 #pragma unroll
         for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                /* masked blocks only: this row's first invisible key, relative to the block */
-                const int32_t kend =
-                    masked ? flash_key_end(causal, t0 + (rem0 + rt + i * 16 + 8 * h) / g, lq, lkv) -
-                                 j * C::BN
-                           : C::BN;
                 float mx = m[i][h];
 #pragma unroll
                 for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        float x = s[i][n][2 * h + e];
-                        x = a.cap_log2 != 0.0f ? a.cap_log2 * flash_tanh(x * a.cap_scale)
-                                               : x * a.scale_log2;
-                        if (n * 8 + 2 * qc + e >= kend) {
-                            x = -INFINITY;
-                        }
-                        s[i][n][2 * h + e] = x;
-                        mx = fmaxf(mx, x);
-                    }
+                    mx = fmaxf(mx, fmaxf(s[i][n][2 * h], s[i][n][2 * h + 1]));
                 }
                 mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
                 mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-                const float mu = mx == -INFINITY ? 0.0f : mx; /* all masked so far: stay 0 */
-                const float alpha = flash_exp2(m[i][h] - mu);
+                /* all masked so far: exponentials against 0, so p = 0 and l, O stay 0 */
+                const float mu = mx == -INFINITY ? 0.0f : mx * sl;
+                alpha[i][h] = flash_exp2(m[i][h] * sl - mu);
                 m[i][h] = mx;
                 float sum = 0.0f;
 #pragma unroll
                 for (int n = 0; n < C::BN / 8; ++n) {
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-                        const float p = flash_exp2(s[i][n][2 * h + e] - mu);
+                        const float p = flash_exp2(fmaf(s[i][n][2 * h + e], sl, -mu));
                         s[i][n][2 * h + e] = p;
                         sum += p;
                     }
                 }
-                l[i][h] = l[i][h] * alpha + sum;
+                l[i][h] = l[i][h] * alpha[i][h] + sum;
+            }
+        }
+        bool rescale = false;
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) {
+            rescale |= alpha[i][0] != 1.0f || alpha[i][1] != 1.0f;
+        }
+        if (__any_sync(0xFFFFFFFFu, rescale)) {
+#pragma unroll
+            for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
                 for (int n = 0; n < C::DB / 8; ++n) {
-                    o[i][n][2 * h] *= alpha;
-                    o[i][n][2 * h + 1] *= alpha;
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        o[i][n][e] *= alpha[i][e / 2];
+                    }
                 }
             }
         }
