@@ -119,14 +119,8 @@ opp_status_t opp_attention24_desc_check(const opp_attention24_desc_t *desc) {
 
 opp_status_t opp_attention24_kernel_query(const opp_attention24_desc_t *desc, int32_t sm_arch,
                                           const char **kernel_name) {
-    OPP_RETURN_IF(kernel_name == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "kernel_name is NULL");
-    *kernel_name = NULL;
-    OPP_RETURN_IF(sm_arch <= 0, OPP_STATUS_BAD_PARAM,
-                  "sm_arch = %" PRId32 " must be a compute capability such as 80 or 90", sm_arch);
+    OPP_TRY(opp__dispatch_query_args(sm_arch, kernel_name));
     opp__problem_t p;
     OPP_TRY(opp__problem_from_attention24(desc, &p));
-    const opp__kernel_row_t *row;
-    OPP_TRY(opp__dispatch_select(&p, sm_arch, &row));
-    *kernel_name = row->name;
-    return OPP_STATUS_SUCCESS;
+    return opp__dispatch_name(&p, sm_arch, kernel_name);
 }

@@ -210,3 +210,20 @@ opp_status_t opp__dispatch_select(const opp__problem_t *p, int32_t sm,
     select_family(algo, p, sm, row, &best, &step);
     return *row != NULL ? OPP_STATUS_SUCCESS : reason(algo, p, sm, best, step);
 }
+
+// --- the public kernel query (both descriptors)
+
+opp_status_t opp__dispatch_query_args(int32_t sm, const char **kernel_name) {
+    OPP_RETURN_IF(kernel_name == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "kernel_name is NULL");
+    *kernel_name = NULL;
+    OPP_RETURN_IF(sm <= 0, OPP_STATUS_BAD_PARAM,
+                  "sm_arch = %" PRId32 " must be a compute capability such as 80 or 90", sm);
+    return OPP_STATUS_SUCCESS;
+}
+
+opp_status_t opp__dispatch_name(const opp__problem_t *p, int32_t sm, const char **kernel_name) {
+    const opp__kernel_row_t *row;
+    OPP_TRY(opp__dispatch_select(p, sm, &row));
+    *kernel_name = row->name;
+    return OPP_STATUS_SUCCESS;
+}

@@ -61,6 +61,14 @@ size_t opp__arch_smem_limit(int32_t sm);
 opp_status_t opp__dispatch_select(const opp__problem_t *p, int32_t sm,
                                   const opp__kernel_row_t **row);
 
+/* The kernel query's argument checks: kernel_name not NULL (then set to
+ * NULL), sm > 0. @return : SUCCESS, BAD_PARAM_NULL_POINTER or BAD_PARAM. */
+opp_status_t opp__dispatch_query_args(int32_t sm, const char **kernel_name);
+
+/* *kernel_name = the name of the row opp__dispatch_select() picks for p on
+ * sm. @return : its status. */
+opp_status_t opp__dispatch_name(const opp__problem_t *p, int32_t sm, const char **kernel_name);
+
 #ifdef __cplusplus
 }
 #endif
