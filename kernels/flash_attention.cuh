@@ -87,7 +87,8 @@ template <int DB_, int BM_, int BN_, int NW_> struct flash_cfg {
 struct flash_args {
     const int32_t *cu_q, *cu_kv; /* packed layout, else NULL */
     const int64_t *nonpad;       /* padded layout, else NULL */
-    int32_t batch, hkv, g, d, dv, q_seqlen, n_mb;
+    int32_t batch, hkv, g, d, dv, q_seqlen;
+    int64_t n_mb;  /* m-blocks per (sequence, kv head) */
     int64_t items; /* n_mb * batch * hkv */
     opp__tensor_t q, k, v, out;
     float *lse;
@@ -114,7 +115,7 @@ template <int DT, class C>
 __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, uint16_t *sk,
                                            uint16_t *sv, int64_t w) {
     const int64_t per = (int64_t)a.batch * a.hkv;
-    const int32_t mb = a.n_mb - 1 - (int32_t)(w / per);
+    const int64_t mb = a.n_mb - 1 - w / per;
     const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
     const int32_t g = a.g;
     int32_t lq, lkv;
@@ -131,7 +132,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         qb = b * a.q.batch, kb0 = b * a.k.batch, vb0 = b * a.v.batch, ob = b * a.out.batch;
         lse_base = b * a.lse_batch;
     }
-    const int64_t nrows = (int64_t)lq * g, r0 = (int64_t)mb * C::BM;
+    const int64_t nrows = (int64_t)lq * g, r0 = mb * C::BM;
     if (r0 >= nrows) {
         return; /* uniform: this m-block lies past the sequence */
     }
@@ -170,12 +171,12 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             return; /* an idle lane of the rounded-up chunk count: writes nothing */
         }
         const bool col_ok = ld_c * 8 < width;
-        const int32_t key0 = j * C::BN + ld_r;
-        const uint16_t *src = src0 + (int64_t)key0 * row_stride + ld_c * 8;
+        const int32_t left = lkv - j * C::BN; /* keys of the sequence from this block on (>= 1) */
+        const uint16_t *src = src0 + ((int64_t)j * C::BN + ld_r) * row_stride + ld_c * 8;
         const int64_t step = (int64_t)C::RSTEP * row_stride;
 #pragma unroll
         for (int r = 0; r < C::BN; r += C::RSTEP) {
-            const bool ok = col_ok && key0 + r < lkv;
+            const bool ok = col_ok && ld_r + r < left; /* no int32 overflow near 2^31 keys */
             flash_cp_async16(flash_smem_addr(dst + (ld_r + r) * C::PITCH + ld_c * 8),
                              ok ? src : src0, ok);
             src += step;
@@ -451,8 +452,8 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
     a.d = p->a.d;
     a.dv = p->a.dv;
     a.q_seqlen = p->q_seqlen;
-    a.n_mb = (int32_t)(((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM);
-    a.items = (int64_t)a.n_mb * a.batch * a.hkv;
+    a.n_mb = ((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM;
+    a.items = a.n_mb * a.batch * a.hkv;
     a.q = p->q;
     a.k = p->k;
     a.v = p->v;
