@@ -291,9 +291,8 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             }
         }
         /* online softmax; P into s. alpha is exactly 1 when a row's max did
-         * not change (m sl - mu is then 0), so a block a row does not see
-         * changes none of its bits, and O is rescaled only when some row of
-         * the warp needs it. */
+         * not change, so a block a row does not see changes none of its bits,
+         * and O is rescaled only when some row of the warp needs it. */
         float alpha[C::MT][2];
 #pragma unroll
         for (int i = 0; i < C::MT; ++i) {
@@ -307,8 +306,11 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
                 mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
                 /* all masked so far: exponentials against 0, so p = 0 and l, O stay 0 */
-                const float mu = mx == -INFINITY ? 0.0f : mx * sl;
-                alpha[i][h] = flash_exp2(m[i][h] * sl - mu);
+                const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
+                /* exactly 1 when the max did not change: an unchanged row's bits
+                 * do not depend on how many blocks its tile runs (no contraction
+                 * of m sl - mu into an FFMA, whose residual is not 0) */
+                alpha[i][h] = mx == m[i][h] ? 1.0f : flash_exp2(__fmul_rn(m[i][h], sl) - mu);
                 m[i][h] = mx;
                 float sum = 0.0f;
 #pragma unroll
