@@ -409,8 +409,10 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
             if (a.lse != NULL && qc == 0) {
+                const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2; /* m is raw */
                 const float lse =
-                    sum > 0.0f ? (m[i][h] + __log2f(sum)) * 0.69314718055994531f : -INFINITY;
+                    sum > 0.0f ? (__fmul_rn(m[i][h], sl) + __log2f(sum)) * 0.69314718055994531f
+                               : -INFINITY;
                 a.lse[lse_base + (hk * g + hg) * a.lse_head + t] = lse;
             }
         }

@@ -161,6 +161,7 @@ static void *run_padded_gpu(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t po
     const size_t es = opp_dtype_size(lb->dtype);
     opp_attention24_desc_t d;
     opp_attention24_desc_init(&d);
+    d.algo = OPP_ALGO_EXACT; /* compared bit for bit with the exact packed run */
     d.q_dtype = d.k_dtype = d.v_dtype = d.out_dtype = lb->dtype;
     d.input_rank = rank;
     d.batch = lb->batch;
