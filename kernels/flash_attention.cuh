@@ -20,9 +20,10 @@
  * never stored.
  * Shared memory: Q [BM][DB+8], K [BN][DB+8], V [BN][DB+8] (16-bit; the pad
  * of 16 bytes per row makes every ldmatrix phase conflict-free). K and V
- * have one buffer each; V of block j loads while S = Q K_j^T and its
- * softmax run, K of block j+1 while O += P V_j runs (FlashAttention-2's
- * schedule).
+ * have one buffer each; V of block j loads while S = Q K_j^T runs, K of
+ * block j+1 while the softmax and O += P V_j run (FlashAttention-2's
+ * schedule). A warp whose rows all lie past the sequence skips the math
+ * (it still loads and syncs); its rows are never stored.
  * Softmax: p = 2^(x sl - max sl) with x the raw score and sl = scale
  * log2(e) (one FFMA and one MUFU.EX2 per score), or with softcap c first
  * x = c log2(e) tanh(x scale / c) and sl = 1 (before any mask); masked keys
@@ -48,6 +49,11 @@
  * Work: a 1-D grid strides over items (m-block, sequence, kv head), the
  * highest m-blocks first (the longest under causal masking); an item past
  * its sequence's rows ends at once.
+ * Split-KV (kernels/flash_split.cuh): on rows with DB <= OPP__SPLIT_DMAX a
+ * sequence with few query rows and many keys is skipped by this launch and
+ * run by flash_split_kernel over items (split, sequence, kv head), whose
+ * partials flash_combine_kernel adds in split order. Inside a split the
+ * arithmetic is this kernel's, over the split's key blocks.
  */
 #ifndef OPP_KERNELS_FLASH_ATTENTION_CUH
 #define OPP_KERNELS_FLASH_ATTENTION_CUH
@@ -57,6 +63,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/flash_split.cuh"
 #include "kernels/flash_tile.cuh"
 #include "kernels/kernels.h"
 #include "lib/internal/check.h"
@@ -93,6 +100,10 @@ struct flash_args {
     opp__tensor_t q, k, v, out;
     float *lse;
     int64_t lse_head, lse_batch;
+    int32_t split_on; /* this row splits (DB <= OPP__SPLIT_DMAX and a workspace) */
+    int32_t hq;       /* split launch: Hq, the partials' head count */
+    float *part_o;    /* split launch: [P, Hq, Dv] */
+    float2 *part_ml;  /* split launch: [P, Hq] */
     float scale_log2; /* scale * log2(e) (no softcap) */
     float cap_scale;  /* scale / softcap (softcap on) */
     float cap_log2;   /* softcap * log2(e); 0: softcap off */
@@ -110,12 +121,15 @@ __device__ __forceinline__ int32_t flash_key_end(bool causal, int64_t t, int32_t
     return (int32_t)(e < 0 ? 0 : (e > lkv ? lkv : e));
 }
 
-/* One item: rows r0 .. r0+BM-1 of sequence b, kv head hk. */
-template <int DT, class C>
+/* One item: rows r0 .. r0+BM-1 of sequence b, kv head hk; with SPLIT, the
+ * keys of split s of sequence b (all its rows: one m-block), partials out.
+ * red: 32 int64 of shared memory (SPLIT only). */
+template <int DT, class C, bool SPLIT>
 __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, uint16_t *sk,
-                                           uint16_t *sv, int64_t w) {
+                                           uint16_t *sv, int64_t w, long long *red) {
     const int64_t per = (int64_t)a.batch * a.hkv;
-    const int64_t mb = a.n_mb - 1 - w / per;
+    const int64_t mb = SPLIT ? 0 : a.n_mb - 1 - w / per;
+    const int32_t split = SPLIT ? (int32_t)(w / per) : 0;
     const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
     const int32_t g = a.g;
     int32_t lq, lkv;
@@ -136,11 +150,24 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     if (r0 >= nrows) {
         return; /* uniform: this m-block lies past the sequence */
     }
+    if (SPLIT ? !flash_splits(nrows, lkv) || (int64_t)split * OPP__SPLIT_KEYS >= lkv
+              : a.split_on && flash_splits(nrows, lkv)) {
+        return; /* uniform: the other launch owns this item */
+    }
     const bool causal = a.is_causal != 0;
     const int64_t last = (r0 + C::BM < nrows ? r0 + C::BM : nrows) - 1;
     const int32_t kend_tile = flash_key_end(causal, last / g, lq, lkv);
     const int32_t kfull = flash_key_end(causal, r0 / g, lq, lkv); /* visible to every row */
     const int32_t nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);
+    /* key blocks jb .. je-1: all of them, or those of split `split` */
+    static_assert(OPP__SPLIT_KEYS % C::BN == 0, "splits hold whole key blocks");
+    const int32_t jb = split * (OPP__SPLIT_KEYS / C::BN);
+    const int32_t je =
+        SPLIT && jb + OPP__SPLIT_KEYS / C::BN < nkb ? jb + OPP__SPLIT_KEYS / C::BN : nkb;
+    const int64_t part0 =
+        SPLIT ? flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g}.split_offset(b, red) +
+                    (int64_t)split * lq
+              : 0; /* partial row of token 0 */
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int qr = lane >> 2, qc = lane & 3; /* fragment row / column pair */
@@ -182,8 +209,8 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             src += step;
         }
     };
-    if (nkb > 0) {
-        load_kv(sk, kg, a.k.row, a.d, 0);
+    if (jb < je) {
+        load_kv(sk, kg, a.k.row, a.d, jb);
     }
     flash_cp_async_commit();
 
@@ -213,11 +240,26 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     const uint32_t v_lane =
         flash_smem_addr(sv + ((lane & 7) + ((lane >> 3) & 1) * 8) * C::PITCH + (lane >> 4) * 8);
 
-    for (int32_t j = 0; j < nkb; ++j) {
+    /* V_j landed and every warp is done with K_j: K_{j+1} may load */
+    auto wait_v_load_next_k = [&](int32_t j) {
+        flash_cp_async_wait<0>();
+        __syncthreads();
+        if (j + 1 < je) {
+            load_kv(sk, kg, a.k.row, a.d, j + 1);
+        }
+        flash_cp_async_commit();
+    };
+    /* warp-uniform: does some row of this warp lie in the sequence? */
+    const bool live = r0 + (int64_t)warp * 16 * C::MT < nrows;
+    for (int32_t j = jb; j < je; ++j) {
         flash_cp_async_wait<0>();
         __syncthreads(); /* K_j (and Q) landed; every warp is done with V_{j-1} */
         load_kv(sv, vg, a.v.row, a.dv, j);
         flash_cp_async_commit();
+        if (!live) {
+            wait_v_load_next_k(j); /* no math: the same barriers as the others */
+            continue;
+        }
 
         /* S = Q K_j^T */
         float s[C::MT][C::BN / 8][4];
@@ -231,7 +273,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
         }
-#pragma unroll 1
+#pragma unroll
         for (int ks = 0; ks < C::DB / 16; ++ks) {
             if (ks * 16 >= a.d) {
                 break; /* uniform: the rest of the bucket is zeros */
@@ -290,6 +332,8 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
         }
+        wait_v_load_next_k(j);
+
         /* online softmax; P into s. alpha is exactly 1 when a row's max did
          * not change, so a block a row does not see changes none of its bits,
          * and O is rescaled only when some row of the warp needs it. */
@@ -356,13 +400,6 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             }
         }
 
-        flash_cp_async_wait<0>();
-        __syncthreads(); /* V_j landed; every warp is done with K_j */
-        if (j + 1 < nkb) {
-            load_kv(sk, kg, a.k.row, a.d, j + 1);
-        }
-        flash_cp_async_commit();
-
         /* O += P V_j */
 #pragma unroll
         for (int kk = 0; kk < C::BN / 16; ++kk) {
@@ -383,8 +420,10 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     }
     flash_cp_async_wait<0>();
 
-    /* epilogue: O / l, LSE; only rows of the sequence, only columns < Dv */
+    /* epilogue: O / l and LSE, or (SPLIT) the unnormalised O and (m sl, l)
+     * of the partial rows; only rows of the sequence, only columns < Dv */
     uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)hk * g * a.out.head;
+    const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2; /* m is raw */
 #pragma unroll
     for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
@@ -398,6 +437,22 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             }
             const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
             const int64_t t = t0 + tt;
+            if (SPLIT) {
+                const int64_t prow = (part0 + t) * a.hq + hk * g + hg;
+                float *prow_o = a.part_o + prow * a.dv;
+#pragma unroll
+                for (int n = 0; n < C::DB / 8; ++n) {
+                    const int col = n * 8 + 2 * qc;
+                    if (col < a.dv) {
+                        *(float2 *)(prow_o + col) = make_float2(o[i][n][2 * h], o[i][n][2 * h + 1]);
+                    }
+                }
+                if (qc == 0) {
+                    a.part_ml[prow] =
+                        make_float2(m[i][h] == -INFINITY ? -INFINITY : __fmul_rn(m[i][h], sl), sum);
+                }
+                continue;
+            }
             const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
             uint16_t *orow = og + t * a.out.row + hg * a.out.head;
 #pragma unroll
@@ -409,7 +464,6 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
             if (a.lse != NULL && qc == 0) {
-                const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2; /* m is raw */
                 const float lse =
                     sum > 0.0f ? (__fmul_rn(m[i][h], sl) + __log2f(sum)) * 0.69314718055994531f
                                : -INFINITY;
@@ -430,15 +484,87 @@ static __global__ void __launch_bounds__(C::THREADS)
     extern __shared__ __align__(16) uint16_t flash_smem[];
     uint16_t *sq = flash_smem, *sk = sq + C::Q_ELEMS, *sv = sk + C::KV_ELEMS;
     for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
-        flash_tile<DT, C>(a, sq, sk, sv, w);
+        flash_tile<DT, C, false>(a, sq, sk, sv, w, NULL);
     }
+}
+
+/* The split launch: grid.x blocks stride over a.items = ns_max * B * Hkv
+ * items (split, sequence, kv head); C has BM = OPP__SPLIT_ROWS. */
+template <int DT, class C>
+static __global__ void __launch_bounds__(C::THREADS)
+    flash_split_kernel(const flash_args a, const opp__guard_record_t *rec) {
+    if (rec->code != OPP_STATUS_SUCCESS) {
+        return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
+    }
+    extern __shared__ __align__(16) uint16_t flash_smem[];
+    __shared__ long long red[32];
+    uint16_t *sq = flash_smem, *sk = sq + C::Q_ELEMS, *sv = sk + C::KV_ELEMS;
+    for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
+        flash_tile<DT, C, true>(a, sq, sk, sv, w, red);
+    }
+}
+
+/* Sets a kernel's dynamic shared memory limit once per device (a
+ * per-context setting); flags: one int per device, per kernel. */
+static opp_status_t flash_smem_once(const void *kernel, size_t bytes, int *flags) {
+    int dev = 0;
+    OPP_CUDA_TRY(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= 64 || !__atomic_load_n(&flags[dev], __ATOMIC_RELAXED)) {
+        OPP_CUDA_TRY(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+        if (dev >= 0 && dev < 64) {
+            __atomic_store_n(&flags[dev], 1, __ATOMIC_RELAXED);
+        }
+    }
+    return OPP_STATUS_SUCCESS;
 }
 
 // --- launchers
 
+/* The split launch (every split of every sequence that splits) and the
+ * combine, after the main launch on the same stream. */
+template <int DT, class C>
+static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
+                                       const opp__guard_record_t *rec, struct CUstream_st *stream) {
+    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, C::BN, 4> S;
+    flash_args sa = a;
+    sa.n_mb = 1;
+    sa.items =
+        ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
+    static int split_smem_set[64];
+    OPP_TRY(
+        flash_smem_once((const void *)flash_split_kernel<DT, S>, S::SMEM_BYTES, split_smem_set));
+    const unsigned sgrid = sa.items < 0x7FFFFFFF ? (unsigned)sa.items : 0x7FFFFFFFu;
+    flash_split_kernel<DT, S><<<sgrid, S::THREADS, S::SMEM_BYTES, (cudaStream_t)stream>>>(sa, rec);
+    OPP_CUDA_TRY(cudaGetLastError());
+    /* the combine, in split order */
+    flash_combine_args ca;
+    memset(&ca, 0, sizeof(ca));
+    ca.src = flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, a.g};
+    ca.batch = a.batch;
+    ca.hkv = a.hkv;
+    ca.g = a.g;
+    ca.dv = a.dv;
+    ca.part_o = a.part_o;
+    ca.part_ml = a.part_ml;
+    ca.out = a.out;
+    ca.lse = a.lse;
+    ca.lse_head = a.lse_head;
+    ca.lse_batch = a.lse_batch;
+    const int64_t cblocks = (int64_t)a.batch * a.hkv;
+    const unsigned cgrid = cblocks < 0x7FFFFFFF ? (unsigned)cblocks : 0x7FFFFFFFu;
+    flash_combine_kernel<DT><<<cgrid, 128, 0, (cudaStream_t)stream>>>(ca, rec);
+    OPP_CUDA_TRY(cudaGetLastError());
+    return OPP_STATUS_SUCCESS;
+}
+
 /* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of C::THREADS,
  * items = ceil(max_seqlen_q * G / BM) * B * Hkv, C::SMEM_BYTES of dynamic
- * shared memory (the attribute is set once per device). */
+ * shared memory (the attribute is set once per device). When the plan has
+ * split partials (and DB <= OPP__SPLIT_DMAX), then the split kernel over
+ * ceil(max_seqlen_kv / S) * B * Hkv items with the BM = OPP__SPLIT_ROWS,
+ * 4-warp tile, and the combine on B * Hkv blocks of 128 threads; all three
+ * on `stream`, in that order. */
 template <int DT, class C>
 static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *plan,
                                  struct CUstream_st *stream) {
@@ -472,24 +598,25 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
         a.cap_log2 = p->a.softcap * log2e;
     }
     a.is_causal = p->a.is_causal;
-    if (a.items == 0) {
-        return OPP_STATUS_SUCCESS;
+    a.split_on = C::DB <= OPP__SPLIT_DMAX && plan->split_rows > 0 && p->a.g <= OPP__SPLIT_ROWS;
+    a.hq = p->a.hq;
+    a.part_o = plan->split_o;
+    a.part_ml = (float2 *)plan->split_ml;
+    const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
+    if (a.items > 0) {
+        static int smem_set[64];
+        OPP_TRY(
+            flash_smem_once((const void *)flash_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
+        const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
+        flash_attention_kernel<DT, C>
+            <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(a, rec);
+        OPP_CUDA_TRY(cudaGetLastError());
     }
-    static int smem_set[64]; /* per device: the attribute is a per-context setting */
-    int dev = 0;
-    OPP_CUDA_TRY(cudaGetDevice(&dev));
-    if (dev < 0 || dev >= 64 || !__atomic_load_n(&smem_set[dev], __ATOMIC_RELAXED)) {
-        OPP_CUDA_TRY(cudaFuncSetAttribute((const void *)flash_attention_kernel<DT, C>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          (int)C::SMEM_BYTES));
-        if (dev >= 0 && dev < 64) {
-            __atomic_store_n(&smem_set[dev], 1, __ATOMIC_RELAXED);
+    if constexpr (C::DB <= OPP__SPLIT_DMAX) {
+        if (a.split_on) {
+            return flash_launch_split<DT, C>(a, p, rec, stream);
         }
     }
-    const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
-    flash_attention_kernel<DT, C><<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(
-        a, (const opp__guard_record_t *)plan->guard_record);
-    OPP_CUDA_TRY(cudaGetLastError());
     return OPP_STATUS_SUCCESS;
 }
 

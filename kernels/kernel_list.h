@@ -95,10 +95,21 @@
     X(flash_bf16_d256, FAST, BF16, 256, 8, 128, 64, 256, OPP__FLASH_SMEM_BYTES(256, 128, 64))  \
     X(flash_f16_d256_bm64, FAST, F16, 256, 8, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32)) \
     X(flash_bf16_d256_bm64, FAST, BF16, 256, 8, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32))
-#define OPP__FAST_KERNELS(X)                                                       \
-    OPP__FLASH_D32_KERNELS(X)                                                      \
-    OPP__FLASH_D64_KERNELS(X) OPP__FLASH_D96_KERNELS(X) OPP__FLASH_D128_KERNELS(X) \
-        OPP__FLASH_D192_KERNELS(X) OPP__FLASH_D256_KERNELS(X)
+#define OPP__FAST_KERNELS(X)                                                        \
+    OPP__FLASH_D32_KERNELS(X)                                                       \
+    OPP__FLASH_D64_KERNELS(X)                                                       \
+    OPP__FLASH_D96_KERNELS(X) OPP__FLASH_D128_KERNELS(X) OPP__FLASH_D192_KERNELS(X) \
+        OPP__FLASH_D256_KERNELS(X)
+
+/* Split-KV of the FAST rows with DMAX <= OPP__SPLIT_DMAX
+ * (kernels/flash_split.cuh): a sequence whose G L_q packed query rows fit
+ * OPP__SPLIT_ROWS and whose L_kv exceeds OPP__SPLIT_KEYS runs as
+ * ceil(L_kv / OPP__SPLIT_KEYS) splits of OPP__SPLIT_KEYS keys (fixed in keys,
+ * a multiple of every BN), combined in ascending order in the same run; the
+ * partials live in the workspace (lib/attention_plan.c). */
+#define OPP__SPLIT_KEYS 1024
+#define OPP__SPLIT_ROWS 64
+#define OPP__SPLIT_DMAX 128
 
 /* The whole list, in dispatch order. */
 #define OPP__KERNEL_LIST(X) OPP__EXACT_KERNELS(X) OPP__FAST_KERNELS(X)

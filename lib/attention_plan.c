@@ -7,20 +7,51 @@
  *                             it must stay at offset 0:
  *                             opp_attention_device_status() reads it from a
  *                             bare workspace pointer.
- * No kernel of the table needs other scratch today (per-block state lives
- * in shared memory), so the workspace does not grow with the batch.
+ *   split_o        FAST split-KV partial O, float [split_rows, Hq, Dv]
+ *   split_ml       its (m sl, l) pairs, float [split_rows, Hq, 2]
+ * The split regions exist only when the problem may take the FAST path
+ * (algo FAST or AUTO, 16-bit storage, D, Dv <= OPP__SPLIT_DMAX) and some
+ * sequence may split (max_seqlen_kv > OPP__SPLIT_KEYS, G <= OPP__SPLIT_ROWS);
+ * their size is a bound from the host-side extents (opp__plan_split_rows),
+ * never from the device lengths, so it holds for any batch the extents allow.
  */
 #include <inttypes.h>
 
+#include "kernels/kernel_list.h"
 #include "kernels/kernels.h"
 #include "lib/internal/attention_plan.h"
 #include "lib/internal/check.h"
 #include "lib/internal/workspace.h"
 
+int64_t opp__plan_split_rows(const opp__problem_t *p) {
+    if (p == NULL) {
+        return 0; /* the guard record's layout only (opp_attention_device_status) */
+    }
+    const opp__attrs_t *a = &p->a;
+    if (a->algo == OPP_ALGO_EXACT || a->dtype == OPP_DTYPE_F32 || a->d > OPP__SPLIT_DMAX ||
+        a->dv > OPP__SPLIT_DMAX || p->max_seqlen_kv <= OPP__SPLIT_KEYS || a->g > OPP__SPLIT_ROWS) {
+        return 0;
+    }
+    const int64_t qmax = OPP__SPLIT_ROWS / a->g; /* tokens of a sequence that splits */
+    const int64_t b = p->batch;
+    const int64_t q_split = p->total_q < b * qmax ? p->total_q : b * qmax;
+    const int64_t by_max = ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS;
+    const int64_t rows_a = by_max * q_split;
+    const int64_t rows_b = (p->total_kv / OPP__SPLIT_KEYS + b) * qmax;
+    return rows_a < rows_b ? rows_a : rows_b;
+}
+
 void opp__plan_layout(const opp__problem_t *p, void *workspace, opp__plan_t *plan) {
-    (void)p; /* every problem has the same layout today */
     opp__bump_t bump = {(char *)workspace, 0};
     plan->guard_record = opp__bump_take(&bump, OPP__GUARD_RECORD_BYTES);
+    plan->split_rows = opp__plan_split_rows(p);
+    plan->split_o = NULL;
+    plan->split_ml = NULL;
+    if (plan->split_rows > 0) {
+        const size_t rows = (size_t)plan->split_rows * (size_t)p->a.hq;
+        plan->split_o = (float *)opp__bump_take(&bump, rows * (size_t)p->a.dv * sizeof(float));
+        plan->split_ml = (float *)opp__bump_take(&bump, rows * 2 * sizeof(float));
+    }
     plan->workspace_bytes = opp__bump_total(&bump);
 }
 

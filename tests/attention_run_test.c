@@ -30,18 +30,74 @@ static void good_desc(opp_attention_desc_t *d) {
 
 #define P(addr) ((void *)(uintptr_t)(addr))
 
-/* The exact path needs exactly the 256-byte guard record, for any batch. */
+/* 256-byte aligned size of n bytes. */
+static size_t align256(size_t n) {
+    return (n + 255) / 256 * 256;
+}
+
+/* The exact path needs exactly the 256-byte guard record, for any batch;
+ * FAST / AUTO on 16-bit data with D <= 128 adds the split-KV partials only
+ * when some sequence may exceed OPP__SPLIT_KEYS keys, sized by the bound
+ * documented in lib/internal/attention_plan.h (recomputed here from the
+ * descriptor). */
 static void test_workspace_size_is_the_guard_record(void **state) {
     (void)state;
     opp_attention_desc_t d;
     good_desc(&d);
     size_t bytes = 1;
-    assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
+    assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes)); /* AUTO, L_kv <= 400 */
     assert_int_equal(bytes, 256);
+    d.algo = OPP_ALGO_EXACT;
     d.total_q = d.total_kv = INT32_MAX;
     d.max_seqlen_q = d.max_seqlen_kv = INT32_MAX;
     assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
     assert_int_equal(bytes, 256);
+    d.q_dtype = d.k_dtype = d.v_dtype = d.out_dtype = OPP_DTYPE_F32;
+    d.algo = OPP_ALGO_AUTO;
+    assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
+    assert_int_equal(bytes, 256); /* f32: no FAST kernel, no partials */
+}
+
+/* The split-KV partials: rows = min(ceil(max_kv / S) min(total_q, B qmax),
+ * (total_kv / S + B) qmax) with qmax = 64 / G, times Hq (Dv + 2) floats. */
+static void test_workspace_size_split_partials(void **state) {
+    (void)state;
+    const struct {
+        int32_t batch, total_q, total_kv, max_kv, hq, hkv, dv;
+        opp_algo_t algo;
+    } cases[] = {
+        {64, 64, 300000, 8192, 32, 8, 128, OPP_ALGO_AUTO},   /* decode: the first term */
+        {2, 16384, 16384, 16384, 32, 8, 128, OPP_ALGO_FAST}, /* long prefill: B qmax */
+        {3, 4000, 2100, 1025, 8, 8, 64, OPP_ALGO_FAST},      /* MHA: qmax 64 */
+        {5, 5, INT32_MAX, INT32_MAX, 16, 2, 96, OPP_ALGO_AUTO},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        opp_attention_desc_t d;
+        good_desc(&d);
+        d.algo = cases[i].algo;
+        d.batch = cases[i].batch;
+        d.total_q = cases[i].total_q;
+        d.total_kv = cases[i].total_kv;
+        d.max_seqlen_q = cases[i].total_q;
+        d.max_seqlen_kv = cases[i].max_kv;
+        d.num_heads = cases[i].hq;
+        d.kv_num_heads = cases[i].hkv;
+        d.head_size = d.v_head_size = cases[i].dv;
+        const int64_t g = cases[i].hq / cases[i].hkv, qmax = 64 / g, b = cases[i].batch;
+        const int64_t q_split = cases[i].total_q < b * qmax ? cases[i].total_q : b * qmax;
+        const int64_t rows_a = ((int64_t)cases[i].max_kv + 1023) / 1024 * q_split;
+        const int64_t rows_b = ((int64_t)cases[i].total_kv / 1024 + b) * qmax;
+        const size_t rows = (size_t)(rows_a < rows_b ? rows_a : rows_b) * (size_t)cases[i].hq;
+        const size_t want = 256 + align256(rows * (size_t)cases[i].dv * 4) + align256(rows * 8);
+        size_t bytes = 0;
+        assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
+        if (bytes != want) {
+            fail_msg("case %zu: %zu bytes, expected %zu", i, bytes, want);
+        }
+        d.max_seqlen_kv = d.total_kv = 1024; /* no sequence can split */
+        assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
+        assert_int_equal(bytes, 256);
+    }
 }
 
 /* workspace_size reports desc errors as opp_attention_desc_check does. */
@@ -199,6 +255,7 @@ static void test_fwd_rejects_bad_pointers_and_workspace(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_workspace_size_is_the_guard_record),
+        cmocka_unit_test(test_workspace_size_split_partials),
         cmocka_unit_test(test_workspace_size_rejects_bad_desc),
         cmocka_unit_test(test_plan_count_equals_materialize),
         cmocka_unit_test(test_dispatch_covers_all_head_sizes),

@@ -37,6 +37,7 @@
 #include "harness/gpu_packed.h"
 #include "harness/gpu_status.h"
 #include "harness/logical_batch.h"
+#include "kernels/kernel_list.h"
 #include "numerics/fp_convert.h"
 #include "tests/exact_gpu_util.h"
 #include "tests/fast_gpu_util.h"
@@ -83,6 +84,15 @@ static int has_keyless_rows(const opp_lb_t *lb) {
 
 // --- 1. batch invariance
 
+/* Does sequence b of lb run as split-KV on the FAST path
+ * (kernels/flash_split.cuh)? */
+static int splits(const opp_lb_t *lb, int32_t b) {
+    const int32_t g = lb->num_heads / lb->kv_num_heads;
+    return lb->head_size <= OPP__SPLIT_DMAX && lb->v_head_size <= OPP__SPLIT_DMAX &&
+           lb->lq[b] >= 1 && (int64_t)lb->lq[b] * g <= OPP__SPLIT_ROWS &&
+           lb->lkv[b] > OPP__SPLIT_KEYS;
+}
+
 /* Generated batches: FAST's bits for each sequence are the same packed, in
  * both padded layouts with finite and NaN padding, alone, reversed,
  * between other sequences (random or all-NaN values: nothing leaks from a
@@ -92,7 +102,7 @@ static void test_fast_batch_invariance(void **state) {
     OPP_FT_REQUIRE_DEVICE();
     const long batches = n_batches();
     const uint64_t seed = base_seed();
-    size_t runs = 0, rows = 0, keyless = 0, empty = 0, longs = 0, tokens = 0;
+    size_t runs = 0, rows = 0, keyless = 0, empty = 0, longs = 0, tokens = 0, split = 0;
     size_t n_dt[2] = {0, 0}, causal = 0, softcap = 0, gqa = 0, mqa = 0, scale = 0, dv_ne_d = 0;
     const double t0 = now_s();
     for (long i = 0; i < batches; ++i) {
@@ -117,18 +127,23 @@ static void test_fast_batch_invariance(void **state) {
         tokens += (size_t)lb.total_q;
         for (int32_t b = 0; b < lb.batch; ++b) {
             empty += lb.lq[b] == 0 || lb.lkv[b] == 0;
+            split += splits(&lb, b);
         }
         opp_lb_free(&lb);
     }
     printf("L4 batch invariance: %ld batches (f16 %zu, bf16 %zu; causal %zu, softcap %zu, GQA %zu, "
            "Hkv = 1 %zu, custom scale %zu, Dv != D %zu; %zu with rows that see no key, %zu empty "
-           "sequences, %zu with a sequence > 2000), %zu query tokens, %zu runs: packed == padded "
+           "sequences, %zu with a sequence > 2000, %zu split-KV sequences), %zu query tokens, %zu "
+           "runs: packed == padded "
            "4D/3D (finite, NaN padding) == alone == reversed == between other (random, NaN) "
            "sequences == repeated, bit for bit, out and LSE (%.1f s)%s\n",
            batches, n_dt[0], n_dt[1], causal, softcap, gqa, mqa, scale, dv_ne_d, keyless, empty,
-           longs, tokens, runs, now_s() - t0,
+           longs, split, tokens, runs, now_s() - t0,
            opp_ft_cap_len(INT32_MAX) < INT32_MAX ? "; lengths capped by OPP_GPU_TEST_MAX_LEN" : "");
     assert_int_equal(rows, keyless);
+    if (batches >= 5 && opp_ft_cap_len(INT32_MAX) == INT32_MAX) {
+        assert_true(split > 0); /* the stream's decode batches reach the split path */
+    }
 }
 
 // --- 2. accuracy against EXACT

@@ -92,6 +92,16 @@ static void rand_lengths(uint64_t *st, int32_t *lq, int32_t *lkv) {
     }
 }
 
+/* Decode-shaped lengths: 0..16 queries (mostly 1) against 0..5000 keys,
+ * often at the split-KV edges (OPP__SPLIT_KEYS = 1024 keys per split): such
+ * sequences run as splits when their G L_q rows fit OPP__SPLIT_ROWS. */
+static void decode_lengths(uint64_t *st, int32_t *lq, int32_t *lkv) {
+    static const int32_t edges[8] = {1023, 1024, 1025, 2047, 2048, 2049, 3073, 4096};
+    const int k = opp_rng_int(st, 0, 5);
+    *lq = k == 0 ? 0 : (k == 1 ? opp_rng_int(st, 2, 16) : 1);
+    *lkv = opp_rng_int(st, 0, 2) == 0 ? edges[opp_rng_int(st, 0, 7)] : opp_rng_int(st, 0, 5000);
+}
+
 /* One long sequence (2k..8k): both long, decode on a long prefix, or more
  * queries than keys. */
 static void long_lengths(uint64_t *st, int32_t *lq, int32_t *lkv) {
@@ -117,6 +127,7 @@ void opp_ft_gen_batch(long i, uint64_t seed, opp_lb_t *lb) {
     const opp_dtype_t dtype = (i & 1) ? OPP_DTYPE_BF16 : OPP_DTYPE_F16;
     const int32_t *hd = head_pairs[(i / 2) % N_HEAD_PAIRS];
     const int is_long = i % 25 == 24;
+    const int is_decode = i % 5 == 2 && !is_long;     /* split-KV shapes */
     static const int32_t ratios[5] = {1, 2, 4, 8, 0}; /* 0: MQA */
     const int32_t ratio = ratios[opp_rng_int(&st, 0, 4)];
     int32_t hkv, hq;
@@ -138,6 +149,8 @@ void opp_ft_gen_batch(long i, uint64_t seed, opp_lb_t *lb) {
     for (int32_t b = 0; b < batch; ++b) {
         if (is_long && b == 0) {
             long_lengths(&st, &lq[b], &lkv[b]);
+        } else if (is_decode) {
+            decode_lengths(&st, &lq[b], &lkv[b]);
         } else {
             rand_lengths(&st, &lq[b], &lkv[b]);
         }

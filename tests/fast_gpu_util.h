@@ -48,7 +48,9 @@ int32_t opp_ft_cap_len(int32_t len);
  * softcap (0 or 5..50), GQA ratio 1, 2, 4, 8 or MQA, default or custom
  * scale drawn at random; 1..6 sequences with lengths 0..300 (zero-length
  * sequences, decode, L_q > L_kv, L_q < L_kv); every 25th batch holds one
- * sequence of 2k..8k tokens. Lengths capped by opp_ft_cap_len(). */
+ * sequence of 2k..8k tokens; every 5th (i % 5 == 2) is decode-shaped: 0..16
+ * queries against 0..5000 keys, often at the split-KV edges (1024 +- 1,
+ * 2048 +- 1, 3073, 4096). Lengths capped by opp_ft_cap_len(). */
 void opp_ft_gen_batch(long i, uint64_t seed, opp_lb_t *lb);
 
 /* n sequences of random lengths 0..400 with lb's attributes (fillers for

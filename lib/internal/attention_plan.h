@@ -19,10 +19,22 @@ extern "C" {
 typedef struct opp__plan {
     size_t workspace_bytes; /* total (a multiple of 256) */
     void *guard_record;     /* OPP__GUARD_RECORD_BYTES at offset 0; NULL when counting */
+    /* FAST split-KV partials (kernels/flash_split.cuh), NULL when the
+     * problem cannot split: split_rows partial rows of Hq heads each */
+    float *split_o;     /* [split_rows, Hq, Dv] */
+    float *split_ml;    /* [split_rows, Hq, 2] */
+    int64_t split_rows; /* the bound, opp__plan_split_rows() */
 } opp__plan_t;
 
+/* Partial rows the FAST split-KV path may need for p (0: none): a bound on
+ * sum over split sequences of ceil(L_kv / S) L_q from the host-side
+ * extents alone, min(ceil(max_kv / S) min(total_q, B qmax),
+ * (floor(total_kv / S) + B) qmax), qmax = OPP__SPLIT_ROWS / G. */
+int64_t opp__plan_split_rows(const opp__problem_t *p);
+
 /* Lays the workspace of problem p out at `workspace` (device), or only
- * counts when it is NULL. */
+ * counts when it is NULL. p == NULL lays out the guard record alone (its
+ * offset is the same for every problem). */
 void opp__plan_layout(const opp__problem_t *p, void *workspace, opp__plan_t *plan);
 
 /* Checks a caller's workspace (not NULL, 256-byte aligned, at least the

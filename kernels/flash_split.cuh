@@ -1,0 +1,168 @@
+/*
+ * flash_split.cuh - split-KV for the FAST flash kernel (flash-decoding):
+ * short query blocks against long KV. Included by flash_attention.cuh.
+ *
+ *   part_o  [P, Hq, Dv] float32  unnormalised partial O of one split
+ *   part_ml [P, Hq] float2       (m sl, l) of the same rows
+ *   P = off_b + s L_q + t: sequence b's splits, split-major, then its tokens
+ *
+ * Which sequences split (a pure function of the sequence, so batch
+ * invariance holds, DESIGN.md section 4): those whose G L_q packed query
+ * rows fit OPP__SPLIT_ROWS and whose L_kv exceeds OPP__SPLIT_KEYS, on the
+ * FAST rows with DB <= OPP__SPLIT_DMAX. Split s covers keys [s S, (s+1) S)
+ * of the sequence, S = OPP__SPLIT_KEYS (fixed in keys, a multiple of BN, so
+ * the key-block grid inside a split is the unsplit one); the last split
+ * ends at L_kv. Every other sequence runs unsplit in the main launch.
+ * The combine adds the splits in ascending s (flash_combine_kernel), in the
+ * same run, so the result never depends on scheduling.
+ * off_b = sum over split sequences b' < b of ns_b' L_q(b'), recomputed by
+ * each block from the lengths (a block reduction over b'): no scratch, no
+ * extra launch, graph-safe.
+ */
+#ifndef OPP_KERNELS_FLASH_SPLIT_CUH
+#define OPP_KERNELS_FLASH_SPLIT_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels/flash_tile.cuh"
+#include "kernels/kernel_list.h"
+#include "kernels/kernels.h"
+#include "lib/internal/problem.h"
+
+/* Does a sequence with nrows = G L_q packed rows and lkv keys split? */
+__device__ __forceinline__ bool flash_splits(int64_t nrows, int32_t lkv) {
+    return nrows >= 1 && nrows <= OPP__SPLIT_ROWS && lkv > OPP__SPLIT_KEYS;
+}
+
+/* Number of splits of a sequence with lkv keys. */
+__device__ __forceinline__ int32_t flash_split_count(int32_t lkv) {
+    return (int32_t)(((int64_t)lkv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS);
+}
+
+/* Lengths of sequence b: packed (cu arrays) or padded (lq = S_q, nonpad). */
+struct flash_seq_src {
+    const int32_t *cu_q, *cu_kv; /* packed, else NULL */
+    const int64_t *nonpad;       /* padded, else NULL */
+    int32_t q_seqlen, g;
+    __device__ __forceinline__ void lengths(int32_t b, int32_t *lq, int32_t *lkv) const {
+        if (cu_q != NULL) {
+            *lq = cu_q[b + 1] - cu_q[b];
+            *lkv = cu_kv[b + 1] - cu_kv[b];
+        } else {
+            *lq = q_seqlen;
+            *lkv = (int32_t)nonpad[b];
+        }
+    }
+    /* rows of sequence b's partials before it; every thread of the block
+     * calls it (it syncs) and gets the same value; red: 32 int64 of shared */
+    __device__ int64_t split_offset(int32_t b, long long *red) const {
+        long long acc = 0;
+        for (int32_t i = threadIdx.x; i < b; i += blockDim.x) {
+            int32_t lq, lkv;
+            lengths(i, &lq, &lkv);
+            if (flash_splits((int64_t)lq * g, lkv)) {
+                acc += (long long)flash_split_count(lkv) * lq;
+            }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
+        }
+        const int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+        __syncthreads(); /* red is free (a previous call may still read it) */
+        if ((threadIdx.x & 31) == 0) {
+            red[warp] = acc;
+        }
+        __syncthreads();
+        long long sum = 0;
+        for (int w = 0; w < nw; ++w) {
+            sum += red[w];
+        }
+        return (int64_t)sum;
+    }
+};
+
+/* Everything the combine needs (built by flash_launch). */
+struct flash_combine_args {
+    flash_seq_src src;
+    int32_t batch, hkv, g, dv;
+    const float *part_o;
+    const float2 *part_ml;
+    opp__tensor_t out;
+    float *lse;
+    int64_t lse_head, lse_batch;
+};
+
+/* One combine item, sequence b and kv head hk, by the whole block: for
+ * each of its G L_q rows and Dv columns, O = sum_s w_s O_s / sum_s w_s l_s
+ * with w_s = 2^(mu_s - M), M = max_s mu_s, in ascending s; LSE =
+ * (M + log2 L) ln 2; a row that saw no key (M = -inf) gets O = 0 and
+ * LSE = -inf. red: 32 int64 of shared memory. */
+template <int DT>
+__device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32_t hk,
+                                   long long *red) {
+    int32_t lq, lkv;
+    a.src.lengths(b, &lq, &lkv);
+    const int64_t nrows = (int64_t)lq * a.g;
+    if (!flash_splits(nrows, lkv)) {
+        return; /* uniform: the main launch wrote this sequence */
+    }
+    const int64_t off = a.src.split_offset(b, red);
+    const int32_t ns = flash_split_count(lkv);
+    const int32_t hq = a.hkv * a.g;
+    int64_t ob, lse_base;
+    if (a.src.cu_q != NULL) {
+        ob = (int64_t)a.src.cu_q[b] * a.out.row;
+        lse_base = a.src.cu_q[b];
+    } else {
+        ob = (int64_t)b * a.out.batch;
+        lse_base = (int64_t)b * a.lse_batch;
+    }
+    uint16_t *og = (uint16_t *)a.out.ptr + ob;
+    const int32_t half = a.dv / 2; /* columns go in pairs (Dv is a multiple of 8) */
+    for (int64_t e = threadIdx.x; e < nrows * half; e += blockDim.x) {
+        const int32_t r = (int32_t)(e / half), c = 2 * (int32_t)(e % half);
+        const int32_t t = r / a.g, h = hk * a.g + (r - t * a.g);
+        float mx = -INFINITY;
+        for (int32_t s = 0; s < ns; ++s) {
+            mx = fmaxf(mx, a.part_ml[(off + (int64_t)s * lq + t) * hq + h].x);
+        }
+        float l = 0.0f, o0 = 0.0f, o1 = 0.0f;
+        if (mx != -INFINITY) {
+            for (int32_t s = 0; s < ns; ++s) {
+                const int64_t prow = (off + (int64_t)s * lq + t) * hq + h;
+                const float2 ml = a.part_ml[prow];
+                const float w = flash_exp2(ml.x - mx); /* 0 for a split the row does not see */
+                const float2 po = *(const float2 *)(a.part_o + prow * a.dv + c);
+                l = fmaf(w, ml.y, l);
+                o0 = fmaf(w, po.x, o0);
+                o1 = fmaf(w, po.y, o1);
+            }
+        }
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        *(uint32_t *)(og + (int64_t)t * a.out.row + (int64_t)h * a.out.head + c) =
+            flash_type<DT>::pack(o0 * inv, o1 * inv);
+        if (a.lse != NULL && c == 0) {
+            a.lse[lse_base + h * a.lse_head + t] =
+                l > 0.0f ? (mx + __log2f(l)) * 0.69314718055994531f : -INFINITY;
+        }
+    }
+    __syncthreads(); /* red is reused by the block's next item */
+}
+
+/* grid: blocks of 128 threads striding over the batch * hkv items
+ * (sequence, kv head); rec: the guard record, read first. */
+template <int DT>
+static __global__ void __launch_bounds__(128)
+    flash_combine_kernel(const flash_combine_args a, const opp__guard_record_t *rec) {
+    if (rec->code != OPP_STATUS_SUCCESS) {
+        return; /* the guard found bad lengths: touch nothing */
+    }
+    __shared__ long long red[32];
+    for (int64_t w = blockIdx.x; w < (int64_t)a.batch * a.hkv; w += gridDim.x) {
+        flash_combine_item<DT>(a, (int32_t)(w / a.hkv), (int32_t)(w % a.hkv), red);
+    }
+}
+
+#endif /* OPP_KERNELS_FLASH_SPLIT_CUH */
