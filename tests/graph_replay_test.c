@@ -241,7 +241,7 @@ static void replay_config(const replay_cfg_t *cfg, uint64_t seed) {
         char what[160];
         draw_cu(&rng, (int)r, CAP_Q, cfg->bound_q, cu_q);
         draw_cu(&rng, (int)r, CAP_KV, cfg->bound_kv, cu_kv);
-        snprintf(what, sizeof(what), "%s %s replay %ld (cu_q[NSEQ] = %d, cu_kv[NSEQ] = %d)",
+        snprintf(what, sizeof(what), "%s %s replay %ld (cu_q[5] = %d, cu_kv[5] = %d)",
                  cfg->algo == OPP_ALGO_FAST ? "FAST" : "EXACT", opp_dtype_name(cfg->dtype), r,
                  cu_q[NSEQ], cu_kv[NSEQ]);
         if (r == replays / 2) { /* a bad batch: the graph fails loudly, then recovers */
