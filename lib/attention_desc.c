@@ -6,7 +6,10 @@
  * (dtypes, heads, head sizes, scale, softcap, is_causal, algo:
  * lib/problem.c) and asks the dispatch table whether some kernel serves
  * them; opp_attention_desc_check() adds the shape of the batch (batch,
- * totals, max_seqlens, row strides). opp__problem_from_desc() is the one
+ * totals, max_seqlens, row strides). The totals are the capacity (rows of
+ * q / out and k / v; cu_seqlens[batch] may be below them) and max_seqlen
+ * an upper bound only, so a CUDA graph captured once can be replayed with
+ * new cu_seqlens (lib/oppacked.h). opp__problem_from_desc() is the one
  * place a packed descriptor is resolved into the internal problem
  * (lib/internal/problem.h). Checks run in a fixed order and the first
  * failure is returned, with a message naming the field and its value.
@@ -30,20 +33,21 @@ static opp_status_t check_total(const char *field, int64_t total) {
     return OPP_STATUS_SUCCESS;
 }
 
-/* max_seqlen must bound every sequence of a batch whose lengths sum to total:
- * 0 <= max_seqlen <= total and batch * max_seqlen >= total (the average). */
-static opp_status_t check_max_seqlen(const char *side, int32_t max_seqlen, int64_t total,
-                                     int32_t batch) {
+/* max_seqlen is only an upper bound on the sequence lengths (which the
+ * device guard checks): any value >= 0, above the total too. The totals are
+ * the capacity (cu_seqlens[batch] <= total), so neither bounds the other. */
+static opp_status_t check_max_seqlen(const char *side, int32_t max_seqlen) {
     OPP_RETURN_IF(max_seqlen < 0, OPP_STATUS_BAD_PARAM_MAX_SEQLEN,
                   "max_seqlen_%s = %" PRId32 " must be >= 0", side, max_seqlen);
-    OPP_RETURN_IF(max_seqlen > total, OPP_STATUS_BAD_PARAM_MAX_SEQLEN,
-                  "max_seqlen_%s = %" PRId32 " is above total_%s = %" PRId64, side, max_seqlen,
-                  side, total);
-    OPP_RETURN_IF(total > 0 && (int64_t)max_seqlen * batch < total, OPP_STATUS_BAD_PARAM_MAX_SEQLEN,
-                  "max_seqlen_%s = %" PRId32 " is below the average sequence length: batch * "
-                  "max_seqlen_%s = %" PRId64 " < total_%s = %" PRId64,
-                  side, max_seqlen, side, (int64_t)max_seqlen * batch, side, total);
     return OPP_STATUS_SUCCESS;
+}
+
+/* The bound the run uses: no sequence is longer than cu_seqlens[batch] <=
+ * total, so min(max_seqlen, total) bounds every length as well and keeps a
+ * loose bound from sizing the kernels' grids (they are sized from it)
+ * beyond the rows that exist. */
+static int32_t run_bound(int32_t max_seqlen, int64_t total) {
+    return (int64_t)max_seqlen < total ? max_seqlen : (int32_t)total;
 }
 
 /* Checks one tensor's row stride against its dense row width (elements) and
@@ -97,8 +101,8 @@ static void resolve(const opp_attention_desc_t *desc, const opp__attrs_t *a, opp
     p->layout = OPP__LAYOUT_PACKED;
     p->entry = "opp_packed_attention_fwd";
     p->batch = desc->batch;
-    p->max_seqlen_q = desc->max_seqlen_q;
-    p->max_seqlen_kv = desc->max_seqlen_kv;
+    p->max_seqlen_q = run_bound(desc->max_seqlen_q, desc->total_q);
+    p->max_seqlen_kv = run_bound(desc->max_seqlen_kv, desc->total_kv);
     p->total_q = desc->total_q;
     p->total_kv = desc->total_kv;
     p->input_rank = 3;
@@ -122,8 +126,8 @@ opp_status_t opp__problem_from_desc(const opp_attention_desc_t *desc, opp__probl
                   desc->batch);
     OPP_TRY(check_total("total_q", desc->total_q));
     OPP_TRY(check_total("total_kv", desc->total_kv));
-    OPP_TRY(check_max_seqlen("q", desc->max_seqlen_q, desc->total_q, desc->batch));
-    OPP_TRY(check_max_seqlen("kv", desc->max_seqlen_kv, desc->total_kv, desc->batch));
+    OPP_TRY(check_max_seqlen("q", desc->max_seqlen_q));
+    OPP_TRY(check_max_seqlen("kv", desc->max_seqlen_kv));
     OPP_TRY(check_strides(desc, &a));
     resolve(desc, &a, p);
     const opp__kernel_row_t *row; /* the whole problem: strides too */

@@ -7,6 +7,10 @@
  *   (checked, defaults applied), dispatch at claim level, pointers bound
  *   -> here: workspace plan -> current device's compute capability ->
  *   dispatch row for it -> device guard -> the row's launch function.
+ * The guard (kernels/varlen_guard.cu) also writes what the attention
+ * kernel will not: quiet NaN over every output element when it finds bad
+ * cu_seqlens / nonpad (the kernel then touches nothing), else zero rows
+ * past cu_seqlens_q[batch]; stream order puts it before the kernel.
  * No allocation, no synchronization: graph-capturable. The compute
  * capability is looked up once per device (cudaDeviceGetAttribute) and
  * cached in a small table of atomics.

@@ -37,7 +37,7 @@ static opp_status_t record_status(const opp__guard_record_t *r) {
         break;
     case OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL:
         OPP_RETURN_IF(1, OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL,
-                      "cu_seqlens_%s[%" PRId64 "] = %" PRId64 " != total_%s = %" PRId64 FOUND, side,
+                      "cu_seqlens_%s[%" PRId64 "] = %" PRId64 " > total_%s = %" PRId64 FOUND, side,
                       r->index, r->value, side, r->limit);
         break;
     case OPP_STATUS_BAD_PARAM_MAX_SEQLEN:

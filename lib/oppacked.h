@@ -75,7 +75,7 @@ const char *opp_version_string(void);
     XX(BAD_PARAM_V_HEAD_SIZE, 1007, "v_head_size is negative")                                    \
     XX(BAD_PARAM_BATCH, 1008, "batch is not positive")                                            \
     XX(BAD_PARAM_TOTAL, 1009, "a token total is negative or exceeds 32-bit indexing")             \
-    XX(BAD_PARAM_MAX_SEQLEN, 1010, "max_seqlen is negative, above its total, or too small")       \
+    XX(BAD_PARAM_MAX_SEQLEN, 1010, "max_seqlen is negative or below a sequence's length")         \
     XX(BAD_PARAM_SCALE, 1011, "scale is NaN, infinite or negative")                               \
     XX(BAD_PARAM_SOFTCAP, 1012, "softcap is NaN, infinite or negative")                           \
     XX(BAD_PARAM_IS_CAUSAL, 1013, "is_causal is neither 0 nor 1")                                 \
@@ -87,7 +87,7 @@ const char *opp_version_string(void);
     XX(BAD_PARAM_SEQLENS_COUNT_MISMATCH, 1019, "cu_seqlens_q and cu_seqlens_kv differ in length") \
     XX(BAD_PARAM_SEQLENS_START, 1020, "cu_seqlens[0] is not 0")                                   \
     XX(BAD_PARAM_SEQLENS_DECREASING, 1021, "cu_seqlens decreases")                                \
-    XX(BAD_PARAM_SEQLENS_TOTAL, 1022, "cu_seqlens[batch] differs from the token total")           \
+    XX(BAD_PARAM_SEQLENS_TOTAL, 1022, "cu_seqlens[batch] is above the token total")               \
     XX(BAD_PARAM_WORKSPACE, 1023, "the workspace is too small")                                   \
     XX(BAD_PARAM_SHAPE, 1024, "a tensor shape is invalid or inconsistent")                        \
     XX(BAD_PARAM_MASK, 1025, "attn_mask has an invalid type or does not broadcast")               \
@@ -184,10 +184,10 @@ typedef struct opp_attention_desc {
     int32_t kv_num_heads;   /* Hkv, divides Hq; 0 means Hq (the default) */
     int32_t head_size;      /* D, 1 .. OPP_MAX_HEAD_SIZE */
     int32_t v_head_size;    /* Dv, 0 means D (the default) */
-    int64_t total_q;        /* == cu_seqlens_q[batch], 0 .. INT32_MAX (host) */
-    int64_t total_kv;       /* == cu_seqlens_kv[batch], 0 .. INT32_MAX (host) */
-    int32_t max_seqlen_q;   /* >= every L_q[b], <= total_q (host) */
-    int32_t max_seqlen_kv;  /* >= every L_kv[b], <= total_kv (host) */
+    int64_t total_q;        /* rows of q / out, >= cu_seqlens_q[batch], <= INT32_MAX (host) */
+    int64_t total_kv;       /* rows of k / v, >= cu_seqlens_kv[batch], <= INT32_MAX (host) */
+    int32_t max_seqlen_q;   /* >= 0, an upper bound on every L_q[b] (host; may exceed total_q) */
+    int32_t max_seqlen_kv;  /* >= 0, an upper bound on every L_kv[b] (host) */
     float scale;            /* > 0; 0 means 1/sqrt(head_size) (the default) */
     int32_t is_causal;      /* 0 or 1; tail-aligned (see the file comment) */
     float softcap;          /* >= 0; 0 means off (the default) */
@@ -229,7 +229,7 @@ opp_status_t opp_attention_desc_check(const opp_attention_desc_t *desc);
 
 /*! opp_varlen_check() :
  * Validates HOST copies of the cu_seqlens arrays against desc: each has
- * batch + 1 entries, starts at 0, never decreases, ends at total_q /
+ * batch + 1 entries, starts at 0, never decreases, ends at or below total_q /
  * total_kv, and no sequence is longer than max_seqlen_q / max_seqlen_kv.
  * desc itself is checked first (as opp_attention_desc_check).
  * cu_seqlens_q  : host, int32 [cu_seqlens_q_count]
@@ -287,11 +287,21 @@ opp_status_t opp_packed_attention_workspace_size(const opp_attention_desc_t *des
  * workspace: device, 256-byte aligned, >= opp_packed_attention_workspace_size.
  * Enqueues on stream and returns: no allocation, no host synchronization, no
  * host copy of cu_seqlens; CUDA-graph capturable. With OPP_ALGO_EXACT the
- * output is bit-identical to the CPU reference. The run validates cu_seqlens
- * on the device first: if they are inconsistent with desc (start, order,
- * total, max_seqlen) nothing is read or written out of bounds, out is left
- * unwritten, and the finding is recorded in the workspace for
- * opp_attention_device_status().
+ * output is bit-identical to the CPU reference.
+ * Graph replay with changing batches: total_q / total_kv are the capacity
+ * (rows allocated) and max_seqlen_q / max_seqlen_kv only upper bounds (the
+ * grid is sized from min(max_seqlen, total): a loose bound costs idle
+ * blocks, never correctness), so one captured graph can be replayed with
+ * new device cu_seqlens of the same batch count. Rows t >= cu_seqlens_q[batch]
+ * of out are written as zeros; key rows past cu_seqlens_kv[batch] are never
+ * read. Each run is bit-identical to a run of the same batch with
+ * tight totals and bounds.
+ * The run validates cu_seqlens on the device first: if they are
+ * inconsistent with desc (start, order, [batch] above the total, a length
+ * above max_seqlen) nothing is read or written out of bounds, every out
+ * element within [total_q, Hq, Dv] becomes a quiet NaN (0x7FC00000,
+ * 0x7E00 or 0x7FC0; the gaps of a row stride are never written), and the
+ * finding is recorded in the workspace for opp_attention_device_status().
  * Every argument is checked on the host before the first CUDA call.
  * @return : OPP_STATUS_SUCCESS when the work was enqueued; BAD_PARAM_* /
  *           NOT_SUPPORTED_* from validation; BAD_PARAM_NULL_POINTER;
@@ -309,13 +319,14 @@ opp_status_t opp_packed_attention_fwd(const opp_attention_desc_t *desc, const op
  *       element (head h, token t) at lse[h * total_q + t]), 4-byte aligned,
  *       or NULL (not written). Natural log of sum_j exp(x_j) over the visible
  *       scores x_j (after scale and softcap); -inf for a row that sees no
- *       key. Rows past cu_seqlens_q[batch] are not written.
+ *       key and for rows t >= cu_seqlens_q[batch] (whose out rows are
+ *       zeros). When the device guard finds bad cu_seqlens, every element
+ *       of lse becomes a quiet NaN, as out does.
  * @return : as opp_packed_attention_fwd(); BAD_PARAM_MISALIGNED for lse. */
 opp_status_t opp_packed_attention_fwd_lse(const opp_attention_desc_t *desc,
-                                          const opp_varlen_t *varlen, const void *q,
-                                          const void *k, const void *v, void *out, float *lse,
-                                          void *workspace, size_t workspace_bytes,
-                                          struct CUstream_st *stream);
+                                          const opp_varlen_t *varlen, const void *q, const void *k,
+                                          const void *v, void *out, float *lse, void *workspace,
+                                          size_t workspace_bytes, struct CUstream_st *stream);
 
 /*! opp_device_sm_arch() :
  * The compute capability of the current CUDA device as major * 10 + minor
@@ -328,6 +339,8 @@ opp_status_t opp_device_sm_arch(int32_t *sm_arch);
 /*! opp_attention_device_status() :
  * Reads what the device-side guard of the last run on this workspace found
  * (either entry: opp_packed_attention_fwd*() or opp_attention24_nonpad_fwd*()).
+ * A run whose guard found something has already filled its out / y (and
+ * lse) with quiet NaN, so a caller that never asks still sees the failure.
  * Copies 256 bytes from workspace and SYNCHRONIZES stream (not for the hot
  * path: call it when you want to know, e.g. in debug builds or after a
  * failure).
@@ -388,9 +401,9 @@ opp_status_t opp_attention24_nonpad_workspace_size(const opp_attention24_desc_t 
 /*! opp_attention24_nonpad_fwd() :
  * y = ONNX Attention-24(q, k, v, nonpad_kv_seqlen) on the GPU.
  * nonpad_kv_seqlen: device, int64 [B], each in 0..S_kv (checked on the
- * device: a bad value is recorded for opp_attention_device_status() and
- * nothing is read out of bounds). Other pointers and the stream as in
- * opp_packed_attention_fwd().
+ * device: a bad value is recorded for opp_attention_device_status(),
+ * nothing is read out of bounds, and every element of y (and lse) becomes a
+ * quiet NaN). Other pointers and the stream as in opp_packed_attention_fwd().
  * @return : as opp_packed_attention_fwd(). */
 opp_status_t opp_attention24_nonpad_fwd(const opp_attention24_desc_t *desc,
                                         const int64_t *nonpad_kv_seqlen, const void *q,

@@ -3,8 +3,10 @@
  * cu_seqlens prefix sums against a descriptor.
  *
  * cu_seqlens_q / cu_seqlens_kv: host int32 [batch + 1], [0] == 0,
- * non-decreasing, [batch] == total_q / total_kv, and every sequence length
- * L[b] = cu[b+1] - cu[b] <= max_seqlen_q / max_seqlen_kv. The first
+ * non-decreasing, [batch] <= total_q / total_kv (the totals are the
+ * capacity: a CUDA graph captured once is replayed with smaller batches),
+ * and every sequence length L[b] = cu[b+1] - cu[b] <= max_seqlen_q /
+ * max_seqlen_kv (an upper bound, which may exceed the total). The first
  * failure is returned; the message names the array, indices and values,
  * e.g. "cu_seqlens_kv[3] = 17 < cu_seqlens_kv[2] = 20". Pure host code.
  */
@@ -25,8 +27,8 @@ static opp_status_t check_cu_seqlens(const char *side, const int32_t *cu, int32_
                       "] = %" PRId32,
                       side, b, cu[b], side, b - 1, cu[b - 1]);
     }
-    OPP_RETURN_IF(cu[batch] != total, OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL,
-                  "cu_seqlens_%s[%" PRId32 "] = %" PRId32 " != total_%s = %" PRId64, side, batch,
+    OPP_RETURN_IF(cu[batch] > total, OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL,
+                  "cu_seqlens_%s[%" PRId32 "] = %" PRId32 " > total_%s = %" PRId64, side, batch,
                   cu[batch], side, total);
     for (int64_t b = 0; b < batch; ++b) {
         /* Non-decreasing from 0, so the difference is in 0 .. INT32_MAX. */

@@ -60,7 +60,8 @@ int opp_ref_threads(void);
  * k   : host, [total_kv, kv_num_heads, head_size]
  * v   : host, [total_kv, kv_num_heads, v_head_size]
  * out : host, [total_q, num_heads, v_head_size]; every element of every
- *       valid row is written (rows of a sequence with no visible key: zeros)
+ *       row is written (rows of a sequence with no visible key, and rows
+ *       past cu_seqlens_q[batch] <= total_q: zeros)
  * cu_seqlens_q / cu_seqlens_kv : host, int32 [batch + 1]
  * The descriptor and cu_seqlens are validated as by opp_varlen_check().
  * desc->algo is ignored: the reference is the exact algorithm.

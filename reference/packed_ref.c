@@ -14,7 +14,10 @@
  * use them: row i sees keys j < key_end(i), key_end = L_kv when not causal,
  * else clamp(i + L_kv - L_q + 1, 0, L_kv) (tail-aligned causal; a negative
  * offset leaves the first rows with no key, which then output zeros). The
- * row kernels are reference/exact_kernels_impl.h.
+ * row kernels are reference/exact_kernels_impl.h. As the library does, the
+ * totals are the capacity: rows cu_seqlens_q[batch] .. total_q - 1 are
+ * zeros, and max_seqlen is only a bound (scratch rows are sized from
+ * min(max_seqlen_kv, total_kv)).
  */
 #include <math.h>
 #include <stddef.h>
@@ -158,7 +161,8 @@ opp_status_t opp_ref_packed_attention(const opp_attention_desc_t *desc, const in
     c.out = out;
     c.sc = opp__exact_sqrt_scale(desc->scale, c.s.d);
     c.group = c.s.hq / c.s.hkv;
-    c.mkv = (size_t)(desc->max_seqlen_kv > 0 ? desc->max_seqlen_kv : 1);
+    const int64_t mkv = desc->max_seqlen_kv < desc->total_kv ? desc->max_seqlen_kv : desc->total_kv;
+    c.mkv = (size_t)(mkv > 0 ? mkv : 1);
     c.ops = opp__exact_row_ops();
     opp__ref_work_t w;
     w.n_groups = (int64_t)desc->batch * c.s.hkv;
@@ -172,5 +176,12 @@ opp_status_t opp_ref_packed_attention(const opp_attention_desc_t *desc, const in
     w.group_keys = packed_group_keys;
     w.load = packed_load;
     w.run = packed_run;
-    return opp__ref_run(&w);
+    OPP_TRY(opp__ref_run(&w));
+    for (int64_t row = cu_seqlens_q[desc->batch]; row < desc->total_q; ++row) {
+        char *dst = c.out + (size_t)(row * c.s.out_stride) * c.s.esize; /* past the batch */
+        for (size_t e = 0; e < (size_t)c.s.hq * (size_t)c.s.dv; ++e) {
+            opp__store_elem(dst, e, c.s.dtype, 0.0);
+        }
+    }
+    return OPP_STATUS_SUCCESS;
 }

@@ -140,34 +140,28 @@ static void test_desc_check_max_seqlen_negative_rejected(void **state) {
     assert_desc_fails(d, OPP_STATUS_BAD_PARAM_MAX_SEQLEN, "max_seqlen_kv = -1 must be >= 0");
 }
 
-// max_seqlen above its total is BAD_PARAM_MAX_SEQLEN; equal to the total is fine.
-static void test_desc_check_max_seqlen_above_total_rejected(void **state) {
+// max_seqlen is an upper bound only: above its total (up to INT32_MAX) is accepted.
+static void test_desc_check_max_seqlen_above_total_accepted(void **state) {
     (void)state;
-    opp_attention_desc_t d = valid_desc();
+    opp_attention_desc_t d = valid_desc(); /* total_q 100, total_kv 120 */
     d.max_seqlen_q = 101;
-    assert_desc_fails(d, OPP_STATUS_BAD_PARAM_MAX_SEQLEN,
-                      "max_seqlen_q = 101 is above total_q = 100");
-    d = valid_desc();
     d.max_seqlen_kv = 121;
-    assert_desc_fails(d, OPP_STATUS_BAD_PARAM_MAX_SEQLEN,
-                      "max_seqlen_kv = 121 is above total_kv = 120");
-    d.max_seqlen_kv = 120;
+    assert_opp_ok(opp_attention_desc_check(&d));
+    d.max_seqlen_q = INT32_MAX;
+    d.max_seqlen_kv = INT32_MAX;
+    assert_opp_ok(opp_attention_desc_check(&d));
+    d.total_q = d.total_kv = 0; /* an empty capacity with any bound */
     assert_opp_ok(opp_attention_desc_check(&d));
 }
 
-// max_seqlen below the average length (batch * max < total) is BAD_PARAM_MAX_SEQLEN.
-static void test_desc_check_max_seqlen_below_average_rejected(void **state) {
+// The totals are a capacity (cu_seqlens[batch] may be below them), so a
+// max_seqlen below the average length total / batch is accepted, 0 included.
+static void test_desc_check_max_seqlen_below_average_accepted(void **state) {
     (void)state;
-    opp_attention_desc_t d = valid_desc(); /* batch 3, total_q 100 */
-    d.max_seqlen_q = 33;
-    assert_desc_fails(d, OPP_STATUS_BAD_PARAM_MAX_SEQLEN,
-                      "max_seqlen_q = 33 is below the average sequence length: batch * "
-                      "max_seqlen_q = 99 < total_q = 100");
-    d.max_seqlen_q = 34; /* 3 * 34 = 102 >= 100 */
+    opp_attention_desc_t d = valid_desc(); /* batch 3, total_q 100, total_kv 120 */
+    d.max_seqlen_q = 33;                   /* 3 * 33 < 100 */
+    d.max_seqlen_kv = 0;                   /* every sequence empty */
     assert_opp_ok(opp_attention_desc_check(&d));
-    d.max_seqlen_kv = 0; /* total_kv 120 > 0 */
-    assert_desc_fails(d, OPP_STATUS_BAD_PARAM_MAX_SEQLEN,
-                      "batch * max_seqlen_kv = 0 < total_kv = 120");
 }
 
 // --- 12. strides
@@ -250,8 +244,8 @@ int main(void) {
         cmocka_unit_test(test_desc_check_total_negative_rejected),
         cmocka_unit_test(test_desc_check_total_above_int32_rejected),
         cmocka_unit_test(test_desc_check_max_seqlen_negative_rejected),
-        cmocka_unit_test(test_desc_check_max_seqlen_above_total_rejected),
-        cmocka_unit_test(test_desc_check_max_seqlen_below_average_rejected),
+        cmocka_unit_test(test_desc_check_max_seqlen_above_total_accepted),
+        cmocka_unit_test(test_desc_check_max_seqlen_below_average_accepted),
         cmocka_unit_test(test_desc_check_stride_negative_rejected),
         cmocka_unit_test(test_desc_check_stride_below_width_rejected),
         cmocka_unit_test(test_desc_check_stride_overflow_rejected),

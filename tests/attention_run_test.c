@@ -141,6 +141,30 @@ static void test_plan_count_equals_materialize(void **state) {
     assert_ptr_equal(bound.guard_record, base);
 }
 
+/* max_seqlen is an upper bound only; the problem the run uses (and sizes
+ * the kernels' grids from) holds min(max_seqlen, total), which still
+ * bounds every sequence since cu_seqlens[batch] <= total. */
+static void test_problem_bound_is_max_seqlen_capped_by_total(void **state) {
+    (void)state;
+    opp_attention_desc_t d;
+    good_desc(&d);
+    d.total_q = 700;
+    d.total_kv = 900;
+    d.max_seqlen_q = INT32_MAX;
+    d.max_seqlen_kv = 901;
+    opp__problem_t p;
+    assert_opp_ok(opp__problem_from_desc(&d, &p));
+    assert_int_equal(p.max_seqlen_q, 700);
+    assert_int_equal(p.max_seqlen_kv, 900);
+    assert_int_equal(p.total_q, 700);
+    assert_int_equal(p.total_kv, 900);
+    d.max_seqlen_q = 5;
+    d.max_seqlen_kv = 0;
+    assert_opp_ok(opp__problem_from_desc(&d, &p));
+    assert_int_equal(p.max_seqlen_q, 5);
+    assert_int_equal(p.max_seqlen_kv, 0);
+}
+
 /* The EXACT status of (dtype, D, Dv) on compute capability sm. */
 static opp_status_t exact_select(opp_dtype_t dtype, int32_t d, int32_t dv, int32_t sm) {
     opp_attention_desc_t desc;
@@ -258,6 +282,7 @@ int main(void) {
         cmocka_unit_test(test_workspace_size_split_partials),
         cmocka_unit_test(test_workspace_size_rejects_bad_desc),
         cmocka_unit_test(test_plan_count_equals_materialize),
+        cmocka_unit_test(test_problem_bound_is_max_seqlen_capped_by_total),
         cmocka_unit_test(test_dispatch_covers_all_head_sizes),
         cmocka_unit_test(test_fwd_rejects_bad_desc_and_varlen),
         cmocka_unit_test(test_fwd_rejects_bad_pointers_and_workspace),

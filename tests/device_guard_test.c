@@ -1,17 +1,23 @@
 /*
  * device_guard_test.c - the run path's device-side guard and
  * opp_packed_attention_device_status():
- *   GPU: inconsistent device cu_seqlens (decreasing, [0] != 0, last !=
+ *   GPU: inconsistent device cu_seqlens (decreasing, [0] != 0, last above
  *        total, a length above max_seqlen) and bad nonpad_kv_seqlen values:
- *        fwd still returns SUCCESS (it only enqueues), out stays exactly as
- *        poisoned, and device_status returns the host check's status with
- *        the host check's message + " (found on the device)"; a good run on
- *        the same workspace then reports SUCCESS and the reference's bits.
+ *        fwd still returns SUCCESS (it only enqueues), the run fails loudly
+ *        - every out / y element within the extents and every lse element
+ *        is the canonical quiet NaN (poison of another pattern before the
+ *        run), row-stride gaps keep their poison - and device_status
+ *        returns the host check's status with the host check's message +
+ *        " (found on the device)"; a good run on the same workspace then
+ *        reports SUCCESS and the reference's bits. A batch that ends below
+ *        total_q (graph replay) gets zero out rows and -inf lse past its
+ *        end, the reference's bits before it, gaps untouched.
  *   CPU: device_status argument errors (before any CUDA call).
  * GPU tests skip() without a CUDA device.
  * Run (Bazel): bazel test //tests:device_guard_test --test_output=all
  * Run (GPU machine): ./device_guard_test (no data files, no environment)
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +58,10 @@ static const guard_case_t cases[] = {
      "cu_seqlens_q[0] = 1, expected 0 (found on the device)"},
     {"kv total",
      {0, 5, 20, 25, 30},
-     {0, 5, 20, 25, 29},
+     {0, 5, 20, 25, 31},
      0,
      OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL,
-     "cu_seqlens_kv[4] = 29 != total_kv = 30 (found on the device)"},
+     "cu_seqlens_kv[4] = 31 > total_kv = 30 (found on the device)"},
     {"q length",
      {0, 5, 20, 25, 30},
      {0, 5, 20, 25, 30},
@@ -71,20 +77,39 @@ static const guard_case_t cases[] = {
      "cu_seqlens_q[2] = 3 < cu_seqlens_q[1] = 9 (found on the device)"},
 };
 
-static void check_out_untouched(const opp_test_packed_dev_t *dev, const opp_lb_t *lb) {
-    const size_t n = opp_test_out_elems(lb);
-    const size_t es = opp_dtype_size(lb->dtype);
-    void *poison = malloc((n + 1) * es);
-    assert_non_null(poison);
-    opp_lb_poison_fill(poison, n, lb->dtype, OPP_LB_POISON_NAN);
-    void *got = opp_test_packed_download(dev);
-    assert_memory_equal(got, poison, n * es);
-    free(got);
-    free(poison);
+/* Poison before a run: 0xA5 bytes, a finite value in f16 / bf16 / f32,
+ * unlike every bit pattern the guard or a kernel writes here. */
+#define POISON_BYTE 0xA5
+#define POISON_16   0xA5A5u
+#define POISON_32   0xA5A5A5A5u
+#define QNAN_F16    0x7E00u
+#define QNAN_BF16   0x7FC0u
+#define QNAN_F32    0x7FC00000u
+#define NEG_INF_F32 0xFF800000u
+
+/* Fails unless the n 16-bit elements at p are all `bits`. */
+static void assert_all_bits16(const void *p, size_t n, uint16_t bits, const char *what) {
+    const uint16_t *e = p;
+    for (size_t i = 0; i < n; ++i) {
+        if (e[i] != bits) {
+            fail_msg("%s: element %zu is 0x%04x, want 0x%04x", what, i, e[i], bits);
+        }
+    }
 }
 
-/* Each inconsistency is caught on the device, nothing is written, the
- * status and message are the host check's; then a good run succeeds. */
+/* Fails unless the n 32-bit elements at p are all `bits`. */
+static void assert_all_bits32(const void *p, size_t n, uint32_t bits, const char *what) {
+    const uint32_t *e = p;
+    for (size_t i = 0; i < n; ++i) {
+        if (e[i] != bits) {
+            fail_msg("%s: element %zu is 0x%08x, want 0x%08x", what, i, e[i], bits);
+        }
+    }
+}
+
+/* Each inconsistency is caught on the device, out and lse become quiet
+ * NaN, the status and message are the host check's; then a good run
+ * succeeds. */
 static void test_device_guard_reports_bad_cu_seqlens(void **state) {
     (void)state;
     OPP_TEST_REQUIRE_GPU();
@@ -95,6 +120,10 @@ static void test_device_guard_reports_bad_cu_seqlens(void **state) {
     opp_test_packed_dev_t dev;
     opp_test_packed_upload(&lb, &dev);
     const opp_varlen_t varlen = {dev.cu_q, dev.cu_kv};
+    const size_t n_out = opp_test_out_elems(&lb), n_lse = (size_t)lb.num_heads * 30;
+    float *lse = opp_test_gpu_alloc(n_lse * sizeof(float));
+    uint32_t *host_lse = malloc(n_lse * sizeof(float));
+    assert_non_null(host_lse);
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
         opp_attention_desc_t desc;
         opp_lb_packed_desc(&lb, &desc);
@@ -110,10 +139,16 @@ static void test_device_guard_reports_bad_cu_seqlens(void **state) {
         assert_string_equal(host_text, cases[c].message);
         opp_test_h2d(dev.cu_q, cases[c].cu_q, sizeof(cases[c].cu_q));
         opp_test_h2d(dev.cu_kv, cases[c].cu_kv, sizeof(cases[c].cu_kv));
-        assert_opp_ok(opp_packed_attention_fwd(&desc, &varlen, dev.q, dev.k, dev.v, dev.out,
-                                               dev.workspace, dev.workspace_bytes, NULL));
+        opp_test_gpu_fill(dev.out, POISON_BYTE, dev.out_bytes);
+        opp_test_gpu_fill(lse, POISON_BYTE, n_lse * sizeof(float));
+        assert_opp_ok(opp_packed_attention_fwd_lse(&desc, &varlen, dev.q, dev.k, dev.v, dev.out,
+                                                   lse, dev.workspace, dev.workspace_bytes, NULL));
         opp_test_gpu_sync();
-        check_out_untouched(&dev, &lb);
+        void *got = opp_test_packed_download(&dev);
+        assert_all_bits16(got, n_out, QNAN_F16, cases[c].name);
+        free(got);
+        opp_test_d2h(host_lse, lse, n_lse * sizeof(float));
+        assert_all_bits32(host_lse, n_lse, QNAN_F32, cases[c].name);
         assert_opp_status(
             opp_packed_attention_device_status(dev.workspace, dev.workspace_bytes, NULL),
             cases[c].status, cases[c].message);
@@ -134,18 +169,92 @@ static void test_device_guard_reports_bad_cu_seqlens(void **state) {
     opp_test_assert_out_equal(&lb, got, want, "good run after bad ones");
     free(got);
     free(want);
+    free(host_lse);
+    opp_test_gpu_free(lse);
     opp_test_packed_free(&dev);
     opp_lb_free(&lb);
 }
 
-/* nonpad_kv_seqlen outside 0..S_kv (negative, above S_kv) is caught on the
- * device; Y stays poisoned; a good nonpad then runs. */
-static void test_device_guard_reports_bad_nonpad(void **state) {
+/* Rows of out with a padded row stride: a failed run writes NaN to every
+ * element of the [total_q, Hq, Dv] extents and nothing else; a batch that
+ * ends below total_q (cu_seqlens_q[B] = 25 of 30, cu_seqlens_kv[B] = 28 of
+ * 30: its last sequence empty) gets the reference's rows before the end,
+ * zero rows and -inf lse past it; the gaps keep their poison in both. */
+static void test_device_guard_fills_within_row_strides(void **state) {
     (void)state;
     OPP_TEST_REQUIRE_GPU();
+    const int32_t lq[4] = {5, 15, 5, 5}, lkv[4] = {5, 15, 5, 5};
+    opp_lb_t lb;
+    assert_int_equal(
+        opp_lb_from_lengths(&lb, OPP_DTYPE_BF16, 4, lq, lkv, 4, 2, 24, 40, 0.0f, 1, 0.0f, 9u), 0);
+    const size_t width = 4 * 40, stride = width + 5, total = 30, n = total * stride;
+    opp_test_packed_dev_t dev;
+    opp_test_packed_upload(&lb, &dev);
+    void *out = opp_test_gpu_alloc(n * 2);
+    const size_t n_lse = 4 * total;
+    float *lse = opp_test_gpu_alloc(n_lse * sizeof(float));
+    opp_attention_desc_t desc;
+    opp_lb_packed_desc(&lb, &desc); /* EXACT: any row stride */
+    desc.out_row_stride = (int64_t)stride;
+    const opp_varlen_t varlen = {dev.cu_q, dev.cu_kv};
+    uint16_t *got = malloc(n * 2);
+    uint32_t *got_lse = malloc(n_lse * sizeof(float));
+    assert_true(got != NULL && got_lse != NULL);
+    void *want = opp_test_packed_ref(&lb); /* dense [30, 4, 40] */
+    const int32_t bad_q[5] = {0, 5, 20, 19, 30}, short_q[5] = {0, 5, 20, 25, 25};
+    const int32_t short_kv[5] = {0, 5, 20, 25, 28};
+    for (int run = 0; run < 2; ++run) {
+        const int failed = run == 0;
+        opp_test_h2d(dev.cu_q, failed ? bad_q : short_q, sizeof(bad_q));
+        opp_test_h2d(dev.cu_kv, failed ? lb.cu_kv : short_kv, sizeof(short_kv));
+        opp_test_gpu_fill(out, POISON_BYTE, n * 2);
+        opp_test_gpu_fill(lse, POISON_BYTE, n_lse * sizeof(float));
+        assert_opp_ok(opp_packed_attention_fwd_lse(&desc, &varlen, dev.q, dev.k, dev.v, out, lse,
+                                                   dev.workspace, dev.workspace_bytes, NULL));
+        opp_test_gpu_sync();
+        const opp_status_t st =
+            opp_attention_device_status(dev.workspace, dev.workspace_bytes, NULL);
+        assert_int_equal(st, failed ? OPP_STATUS_BAD_PARAM_SEQLENS_DECREASING : OPP_STATUS_SUCCESS);
+        opp_test_d2h(got, out, n * 2);
+        opp_test_d2h(got_lse, lse, n_lse * sizeof(float));
+        for (size_t t = 0; t < total; ++t) {
+            char what[96];
+            snprintf(what, sizeof(what), "%s run, row %zu", failed ? "failed" : "short", t);
+            const uint16_t *row = got + t * stride;
+            if (failed) {
+                assert_all_bits16(row, width, QNAN_BF16, what);
+            } else if (t >= 25) {
+                assert_all_bits16(row, width, 0, what);
+            } else if (memcmp(row, (const uint16_t *)want + t * width, width * 2) != 0) {
+                fail_msg("%s differs from the reference", what);
+            }
+            assert_all_bits16(row + width, stride - width, POISON_16, what); /* the gap */
+            for (size_t h = 0; h < 4; ++h) {
+                const uint32_t bits = got_lse[h * total + t];
+                const uint32_t expect = failed ? QNAN_F32 : t >= 25 ? NEG_INF_F32 : bits;
+                float f;
+                memcpy(&f, &bits, sizeof(f));
+                if (bits != expect || (!failed && t < 25 && !isfinite(f))) {
+                    fail_msg("%s: lse of head %zu is 0x%08x", what, h, bits);
+                }
+            }
+        }
+    }
+    free(want);
+    free(got);
+    free(got_lse);
+    opp_test_gpu_free(out);
+    opp_test_gpu_free(lse);
+    opp_test_packed_free(&dev);
+    opp_lb_free(&lb);
+}
+
+/* One rank of test_device_guard_reports_bad_nonpad. */
+static void check_bad_nonpad(int32_t rank) {
     opp_attention24_desc_t d;
     opp_attention24_desc_init(&d);
     d.q_dtype = d.k_dtype = d.v_dtype = d.out_dtype = OPP_DTYPE_BF16;
+    d.input_rank = rank;
     d.batch = 3;
     d.num_heads = 4;
     d.kv_num_heads = 2;
@@ -153,8 +262,10 @@ static void test_device_guard_reports_bad_nonpad(void **state) {
     d.q_seqlen = 6;
     d.kv_seqlen = 8;
     const size_t q_bytes = 3 * 4 * 6 * 16 * 2, kv_bytes = 3 * 2 * 8 * 16 * 2;
+    const size_t n_lse = 3 * 4 * 6;
     void *q = opp_test_gpu_alloc(q_bytes), *k = opp_test_gpu_alloc(kv_bytes);
     void *v = opp_test_gpu_alloc(kv_bytes), *y = opp_test_gpu_alloc(q_bytes);
+    float *lse = opp_test_gpu_alloc(n_lse * sizeof(float));
     opp_test_gpu_fill(q, 0x3C, q_bytes);
     opp_test_gpu_fill(k, 0x3C, kv_bytes);
     opp_test_gpu_fill(v, 0x3C, kv_bytes);
@@ -168,37 +279,53 @@ static void test_device_guard_reports_bad_nonpad(void **state) {
         {{-1, 2, 99}, "nonpad_kv_seqlen[0] = -1 is outside 0..kv_seqlen = 8 (found on the device)"},
     };
     unsigned char *host_y = malloc(q_bytes);
-    assert_non_null(host_y);
+    uint32_t *host_lse = malloc(n_lse * sizeof(float));
+    assert_true(host_y != NULL && host_lse != NULL);
     for (size_t c = 0; c < 2; ++c) {
-        opp_test_gpu_fill(y, 0xFF, q_bytes);
+        opp_test_gpu_fill(y, POISON_BYTE, q_bytes);
+        opp_test_gpu_fill(lse, POISON_BYTE, n_lse * sizeof(float));
         opp_test_h2d(np, bad[c].nonpad, sizeof(bad[c].nonpad));
-        assert_opp_ok(opp_attention24_nonpad_fwd(&d, np, q, k, v, y, ws, 256, NULL));
+        assert_opp_ok(opp_attention24_nonpad_fwd_lse(&d, np, q, k, v, y, lse, ws, 256, NULL));
         opp_test_gpu_sync();
         opp_test_d2h(host_y, y, q_bytes);
-        for (size_t i = 0; i < q_bytes; ++i) {
-            assert_int_equal(host_y[i], 0xFF);
-        }
+        opp_test_d2h(host_lse, lse, n_lse * sizeof(float));
+        assert_all_bits16(host_y, q_bytes / 2, QNAN_BF16, bad[c].message);
+        assert_all_bits32(host_lse, n_lse, QNAN_F32, bad[c].message);
         assert_opp_status(opp_packed_attention_device_status(ws, 256, NULL),
                           OPP_STATUS_BAD_PARAM_NONPAD, bad[c].message);
     }
     const int64_t good[3] = {0, 8, 5};
     opp_test_h2d(np, good, sizeof(good));
-    assert_opp_ok(opp_attention24_nonpad_fwd(&d, np, q, k, v, y, ws, 256, NULL));
+    assert_opp_ok(opp_attention24_nonpad_fwd_lse(&d, np, q, k, v, y, lse, ws, 256, NULL));
     opp_test_gpu_sync();
     assert_opp_ok(opp_packed_attention_device_status(ws, 256, NULL));
     opp_test_d2h(host_y, y, q_bytes);
-    /* batch 0 has no key: its rows are exact zeros; batch 1 is all 1.0 V */
-    for (size_t i = 0; i < 4 * 6 * 16 * 2; ++i) {
-        assert_int_equal(host_y[i], 0);
-    }
+    opp_test_d2h(host_lse, lse, n_lse * sizeof(float));
+    /* batch 0 has no key: its rows (the first 4 * 6 * 16 elements in either
+     * rank) are exact zeros, its lse -inf; batch 1 averages equal V rows */
+    assert_all_bits16(host_y, 4 * 6 * 16, 0, "batch 0 of a good run");
     assert_int_equal(host_y[4 * 6 * 16 * 2], 0x3C);
+    assert_all_bits32(host_lse, 4 * 6, NEG_INF_F32, "lse of batch 0 of a good run");
     free(host_y);
+    free(host_lse);
     opp_test_gpu_free(q);
     opp_test_gpu_free(k);
     opp_test_gpu_free(v);
     opp_test_gpu_free(y);
+    opp_test_gpu_free(lse);
     opp_test_gpu_free(np);
     opp_test_gpu_free(ws);
+}
+
+/* nonpad_kv_seqlen outside 0..S_kv (negative, above S_kv) is caught on the
+ * device; every element of y and lse becomes quiet NaN, in 4D and 3D; a
+ * good nonpad then runs. */
+static void test_device_guard_reports_bad_nonpad(void **state) {
+    (void)state;
+    OPP_TEST_REQUIRE_GPU();
+    for (int32_t rank = 4; rank >= 3; --rank) {
+        check_bad_nonpad(rank);
+    }
 }
 
 /* Argument errors come back before any CUDA call. */
@@ -217,6 +344,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_status_rejects_bad_arguments),
         cmocka_unit_test(test_device_guard_reports_bad_cu_seqlens),
+        cmocka_unit_test(test_device_guard_fills_within_row_strides),
         cmocka_unit_test(test_device_guard_reports_bad_nonpad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

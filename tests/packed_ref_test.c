@@ -229,6 +229,32 @@ static void test_packed_empty_query_sequences_do_not_disturb_neighbours(void **s
     }
 }
 
+/* The totals are a capacity and max_seqlen a bound (as in the library):
+ * a batch ending below total_q / total_kv, run with max_seqlen INT32_MAX,
+ * gives the full batch's rows for its sequences and zero rows past its end. */
+static void test_packed_rows_past_the_batch_are_zero(void **state) {
+    (void)state;
+    const int32_t lq[4] = {5, 15, 5, 5}, lkv[4] = {5, 15, 5, 5};
+    for (int di = 0; di < 3; ++di) {
+        opp_lb_t lb;
+        make_batch(&lb, k_dtypes[di], 4, lq, lkv, 4, 2, 8, 12, 1, 13u);
+        char *full = run_packed(&lb);
+        opp_attention_desc_t desc;
+        opp_lb_packed_desc(&lb, &desc);
+        desc.max_seqlen_q = desc.max_seqlen_kv = INT32_MAX;
+        const int32_t cu_q[5] = {0, 5, 20, 25, 25}, cu_kv[5] = {0, 5, 20, 25, 28};
+        const size_t row = (size_t)lb.num_heads * lb.v_head_size, es = opp_dtype_size(lb.dtype);
+        char *out = alloc_poisoned(out_elems(&lb), lb.dtype);
+        assert_opp_ok(opp_ref_packed_attention(&desc, cu_q, cu_kv, lb.q, lb.k, lb.v, out));
+        assert_int_equal(opp_test_bits_equal(out, full, 25 * row, lb.dtype, "rows of the batch"),
+                         0);
+        assert_true(all_bytes_zero(out + 25 * row * es, 5 * row * es));
+        free(out);
+        free(full);
+        opp_lb_free(&lb);
+    }
+}
+
 /* k or v [total_kv, Hkv, W] widened to Hq heads: head h takes kv head
  * h / (Hq/Hkv) (interleave) or h % Hkv (tile). */
 static void *widen_heads(const void *src, int64_t rows, int32_t hkv, int32_t hq, int32_t w,
@@ -450,6 +476,7 @@ int main(void) {
         cmocka_unit_test(test_packed_causal_negative_offset_rows_without_keys_are_zero),
         cmocka_unit_test(test_packed_empty_kv_sequence_gives_zero_rows),
         cmocka_unit_test(test_packed_empty_query_sequences_do_not_disturb_neighbours),
+        cmocka_unit_test(test_packed_rows_past_the_batch_are_zero),
         cmocka_unit_test(test_packed_gqa_equals_mha_with_interleaved_kv_heads),
         cmocka_unit_test(test_packed_default_scale_matches_naive_inverse_sqrt_d),
         cmocka_unit_test(test_packed_explicit_exact_scale_equals_default),

@@ -137,17 +137,31 @@ static void test_varlen_check_first_decrease_reported(void **state) {
                       "cu_seqlens_q[2] = 80 < cu_seqlens_q[1] = 90");
 }
 
-// A last entry other than the total is BAD_PARAM_SEQLENS_TOTAL, for q and for kv.
-static void test_varlen_check_last_not_total_rejected(void **state) {
+// A last entry above the total (the capacity) is BAD_PARAM_SEQLENS_TOTAL, for q and for kv.
+static void test_varlen_check_last_above_total_rejected(void **state) {
     (void)state;
     opp_attention_desc_t d = desc_b4();
     d.total_q = 99;
     assert_opp_status(opp_varlen_check(&d, k_cu_q, 5, k_cu_kv, 5),
-                      OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL, "cu_seqlens_q[4] = 100 != total_q = 99");
+                      OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL, "cu_seqlens_q[4] = 100 > total_q = 99");
     d = desc_b4();
-    const int32_t kv[5] = {0, 50, 70, 70, 119};
+    const int32_t kv[5] = {0, 50, 70, 70, 121};
     assert_opp_status(opp_varlen_check(&d, k_cu_q, 5, kv, 5), OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL,
-                      "cu_seqlens_kv[4] = 119 != total_kv = 120");
+                      "cu_seqlens_kv[4] = 121 > total_kv = 120");
+}
+
+// A last entry below the total is a smaller batch in the same capacity (graph
+// replay): accepted, down to every sequence empty; max_seqlen may exceed the total.
+static void test_varlen_check_last_below_total_accepted(void **state) {
+    (void)state;
+    opp_attention_desc_t d = desc_b4(); /* totals 100 / 120 */
+    const int32_t q[5] = {0, 30, 30, 70, 99}, kv[5] = {0, 50, 70, 70, 119};
+    assert_opp_ok(opp_varlen_check(&d, q, 5, kv, 5));
+    const int32_t none[5] = {0, 0, 0, 0, 0};
+    assert_opp_ok(opp_varlen_check(&d, none, 5, none, 5));
+    d.max_seqlen_q = 1000;
+    d.max_seqlen_kv = 1000;
+    assert_opp_ok(opp_varlen_check(&d, k_cu_q, 5, k_cu_kv, 5));
 }
 
 // A sequence longer than max_seqlen is BAD_PARAM_MAX_SEQLEN naming the sequence and entries.
@@ -186,7 +200,7 @@ static void test_varlen_check_array_checks_in_order(void **state) {
                       OPP_STATUS_BAD_PARAM_SEQLENS_START, "cu_seqlens_q[0] = 1");
     const int32_t total_and_length[5] = {0, 30, 30, 70, 101}; /* L_2 = 40 > 35 too */
     assert_opp_status(opp_varlen_check(&d, total_and_length, 5, k_cu_kv, 5),
-                      OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL, "cu_seqlens_q[4] = 101 != total_q = 100");
+                      OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL, "cu_seqlens_q[4] = 101 > total_q = 100");
 }
 
 int main(void) {
@@ -199,7 +213,8 @@ int main(void) {
         cmocka_unit_test(test_varlen_check_start_not_zero_rejected),
         cmocka_unit_test(test_varlen_check_decreasing_rejected),
         cmocka_unit_test(test_varlen_check_first_decrease_reported),
-        cmocka_unit_test(test_varlen_check_last_not_total_rejected),
+        cmocka_unit_test(test_varlen_check_last_above_total_rejected),
+        cmocka_unit_test(test_varlen_check_last_below_total_accepted),
         cmocka_unit_test(test_varlen_check_length_above_max_rejected),
         cmocka_unit_test(test_varlen_check_q_reported_before_kv),
         cmocka_unit_test(test_varlen_check_array_checks_in_order),

@@ -6,7 +6,8 @@
 #   bash stage/run_all.sh                  every test binary, then the summary line
 #   bash stage/run_all.sh --sanitize       + GPU test binaries under compute-sanitizer
 #                                            memcheck and racecheck (20 batches each,
-#                                            lengths capped at 160)
+#                                            lengths capped at 160, 4 graph replays,
+#                                            2 concurrent and 4 repeated runs)
 #   bash stage/run_all.sh --bench          + the benchmark, in this order (bench/README.md):
 #                                            1. stage/oppbench on the workloads: validate
 #                                               (exact vs cuBLAS bit for bit, FAST vs exact),
@@ -172,9 +173,11 @@ if [ $do_sanitize -eq 1 ]; then
                 # Reduced counts under the sanitizers (100-1000x slower):
                 # fewer batches, sequence lengths capped at 160 (still two
                 # key tiles, three chunks, several row blocks), no
-                # full-size workload shapes.
+                # full-size workload shapes; a few graph replays, concurrent
+                # and repeated runs (graph_replay_test, concurrency_test).
                 OPP_GPU_TEST_BATCHES=20 OPP_L0_BATCHES=20 OPP_L3_BATCHES=4 OPP_L3_RANDOM=10 \
-                    OPP_GPU_TEST_MAX_LEN=160 OPP_WORKLOADS="" with_timeout "$SAN" --tool "$tool" \
+                    OPP_GPU_TEST_MAX_LEN=160 OPP_GPU_TEST_REPLAYS=4 OPP_GPU_TEST_ITERS=2 \
+                    OPP_GPU_TEST_REPEATS=4 OPP_WORKLOADS="" with_timeout "$SAN" --tool "$tool" \
                     --error-exitcode 86 "$STAGE/tests/$t" >"$one" 2>&1
                 rc=$?
                 secs=$(($(date +%s) - start))
