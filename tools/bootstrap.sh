@@ -7,9 +7,10 @@
 #   bash tools/bootstrap.sh --check  check only, install nothing
 set -u
 
-# libjansson-dev: bench/'s JSON reader (linked from its libjansson.a).
+# libjansson-dev: bench/'s JSON reader (linked from its libjansson.a);
+# python3-matplotlib: bench/plot.py's charts (tests/bench_plot_test.sh).
 PACKAGES=(bazel-bootstrap libcmocka-dev protobuf-c-compiler libprotobuf-c-dev libjansson-dev
-    gcc g++ python3)
+    python3-matplotlib gcc g++ python3)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
@@ -51,6 +52,8 @@ command -v protoc-c >/dev/null || { echo "bootstrap: MISSING protoc-c (protobuf-
 [ -e /usr/include/jansson.h ] || { echo "bootstrap: MISSING jansson.h (libjansson-dev)" >&2; fail=1; }
 gcc -print-file-name=libjansson.a | grep -q / ||
     { echo "bootstrap: MISSING libjansson.a (libjansson-dev)" >&2; fail=1; }
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null ||
+    { echo "bootstrap: MISSING matplotlib for /usr/bin/python3 (python3-matplotlib)" >&2; fail=1; }
 if [ $fail -ne 0 ]; then
     echo "bootstrap: not ready (see MISSING lines above)" >&2
     exit 1
