@@ -26,7 +26,8 @@
 #                            machine lacks (libcmocka.so.0, libprotobuf-c.so.1,
 #                            ...: everything ldd names except CUDA's, libc,
 #                            libm, libstdc++, libgcc_s, ld-linux, libpthread,
-#                            libdl, librt)
+#                            libdl, librt; Jansson, which oppbench uses, is
+#                            linked from libjansson.a: nothing to carry)
 #   stage/testdata/          onnx-attention-conformance/ and cases/ (unless --no-testdata)
 #   stage/bench/             workloads.json, torch_anchors.py (from ../shared/bench) and
 #                            bench/'s scripts: fa2_accuracy.py, fa2_sweep.py, compare.py,
