@@ -10,7 +10,7 @@
  * stderr); a case that cannot be loaded or mapped is UNREADABLE with the
  * loader's message; a DIR that cannot be read or holds no case counts as one
  * unreadable case. After each case a progress line with elapsed time and
- * ETA (harness/progress.h: "oppcheck [ 3/66]   4.5% elapsed ...: PATH"),
+ * ETA (harness/progress.h: "oppcheck [ 3/66]   4.5% elapsed ...: NAME"),
  * after the last its summary ("oppcheck done: 66 items in ..."); the last
  * line is exactly
  *   N cases, N bit-identical, N differ, N unreadable
