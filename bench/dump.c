@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench/json.h"
+#include "bench/json_write.h"
 
 static int fail(char *err, size_t size, const char *path, const char *why) {
     snprintf(err, size, "%s: %s", path, why);
@@ -67,7 +67,7 @@ static void write_meta(FILE *f, const bench_dump_t *d) {
     const char *dt = opp_dtype_name(lb->dtype);
     const double scale = lb->scale != 0.0f ? (double)lb->scale : 1.0 / sqrt((double)lb->head_size);
     fprintf(f, "{\n  \"workload\": ");
-    opp_json_write_string(f, d->workload);
+    bench_json_write_string(f, d->workload);
     fprintf(f,
             ",\n  \"index\": %d,\n  \"dtype\": \"%s\",\n  \"batch\": %d,\n  \"heads\": %d,\n"
             "  \"kv_heads\": %d,\n  \"head_size\": %d,\n  \"v_head_size\": %d,\n"
@@ -80,12 +80,12 @@ static void write_meta(FILE *f, const bench_dump_t *d) {
             lb->is_causal ? "true" : "false", (double)lb->softcap, scale,
             d->exact_validated ? "true" : "false");
     if (d->fast_kernel != NULL) {
-        opp_json_write_string(f, d->fast_kernel);
+        bench_json_write_string(f, d->fast_kernel);
     } else {
         fprintf(f, "null");
     }
     fprintf(f, ",\n  \"fast_validation\": ");
-    opp_json_write_string(f, d->fast_validation != NULL ? d->fast_validation : "");
+    bench_json_write_string(f, d->fast_validation != NULL ? d->fast_validation : "");
     fprintf(f, ",\n  \"files\": {");
     const long long tq = lb->total_q, tkv = lb->total_kv, hq = lb->num_heads,
                     hkv = lb->kv_num_heads, dk = lb->head_size, dv = lb->v_head_size,

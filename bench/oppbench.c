@@ -6,8 +6,10 @@
  * synthetic sweep (--sweep, bench/sweep.c). Validates before it times
  * (bench/oppbench_gpu.c, bench/sweep_gpu.c), then prints
  *   workload | impl | kernel | ms (median) | ms (min) | TFLOP/s | validation
- * and one JSON line per (workload, impl). --dump writes each workload's
- * tensors for bench/fa2_accuracy.py (bench/dump.h).
+ * and one JSON line per (workload, impl). After each workload a progress
+ * line with elapsed time and ETA (harness/progress.h), at the end its
+ * summary. --dump writes each workload's tensors for bench/fa2_accuracy.py
+ * (bench/dump.h).
  *
  *   bazel build -c opt //bench:oppbench
  *   bazel-bin/bench/oppbench --help
@@ -23,6 +25,7 @@
 
 #include "bench/oppbench.h"
 #include "bench/workloads.h"
+#include "harness/progress.h"
 
 /* --workloads, else $OPP_WORKLOADS, else ../shared/bench/workloads.json
  * relative to the repo root (the cwd, or $BUILD_WORKSPACE_DIRECTORY under
@@ -145,6 +148,8 @@ int main(int argc, char **argv) {
         BENCH_DIE("out of host memory");
     }
     int n_rows = 0, done = 0, failed = 0;
+    opp_progress_t progress;
+    opp_progress_start(&progress, stdout, "oppbench", n_sel, 0.0);
     for (int i = 0; i < set.count; ++i) {
         const opp_workload_t *w = &set.items[i];
         if (!selected[i]) {
@@ -155,7 +160,9 @@ int main(int argc, char **argv) {
                (int)w->head_size, w->causal ? " causal" : "", (double)w->softcap);
         fflush(stdout);
         failed += run_one(&o, w, i, jf, rows, &n_rows);
+        opp_progress_item(&progress, 1.0, w->name);
     }
+    opp_progress_done(&progress);
     bench_gpu_sweep_release();
     bench_gpu_shutdown();
     bench_print_table(rows, n_rows);

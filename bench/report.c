@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/json.h"
+#include "bench/json_write.h"
 #include "bench/oppbench.h"
 
 void bench_result_init(bench_result_t *r, const opp_workload_t *w, int impl) {
@@ -18,7 +18,7 @@ void bench_result_init(bench_result_t *r, const opp_workload_t *w, int impl) {
 
 void bench_json_line(FILE *f, const bench_result_t *r) {
     fprintf(f, "{\"workload\":");
-    opp_json_write_string(f, r->workload);
+    bench_json_write_string(f, r->workload);
     fprintf(f, ",\"impl\":\"%s\"", r->impl);
     if (r->timed) {
         fprintf(f, ",\"median_ms\":%.6g,\"min_ms\":%.6g,\"tflops\":%.6g", r->median_ms, r->min_ms,
@@ -32,7 +32,7 @@ void bench_json_line(FILE *f, const bench_result_t *r) {
             r->validated ? "true" : "false", r->supported ? "true" : "false", r->flops,
             r->workspace_bytes, r->timed ? r->reps : 0);
     if (r->kernel[0] != '\0') {
-        opp_json_write_string(f, r->kernel);
+        bench_json_write_string(f, r->kernel);
     } else {
         fprintf(f, "null");
     }
@@ -40,10 +40,10 @@ void bench_json_line(FILE *f, const bench_result_t *r) {
         fprintf(f, ",\"max_abs_err\":%.6g,\"rms_err\":%.6g", r->max_abs_err, r->rms_err);
     }
     fprintf(f, ",\"validation\":");
-    opp_json_write_string(f, r->validation);
+    bench_json_write_string(f, r->validation);
     if (r->note[0] != '\0') {
         fprintf(f, ",\"note\":");
-        opp_json_write_string(f, r->note);
+        bench_json_write_string(f, r->note);
     }
     fprintf(f, "}\n");
     fflush(f);
@@ -95,7 +95,7 @@ void bench_list_workloads(const opp_workload_set_t *set, const int *selected, FI
             continue;
         }
         fprintf(json, "{\"workload\":");
-        opp_json_write_string(json, w->name);
+        bench_json_write_string(json, w->name);
         fprintf(json,
                 ",\"dtype\":\"%s\",\"batch\":%d,\"heads\":%d,\"kv_heads\":%d,\"head_size\":%d,"
                 "\"causal\":%s,\"softcap\":%.9g,\"total_q\":%lld,\"total_kv\":%lld,"

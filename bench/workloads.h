@@ -2,8 +2,8 @@
  * workloads.h - the benchmark workload file (../shared/bench/workloads.json)
  * as C structs, and the FLOP count of DESIGN.md §7.
  *
- * File format (strict; unknown members are errors, "note" strings are
- * allowed anywhere):
+ * File format (strict JSON, read by Jansson with duplicate keys rejected;
+ * unknown members are errors, "note" strings are allowed anywhere):
  *   { "version": 1, "note": "...",
  *     "workloads": [ { "name": "prefill_gqa_causal_bf16", "dtype": "bf16",
  *                      "heads": 32, "kv_heads": 8, "head_size": 128,
@@ -23,7 +23,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/json.h"
 #include "lib/oppacked.h"
 
 #define OPP_WORKLOAD_NAME_BYTES 64
@@ -45,14 +44,18 @@ typedef struct opp_workload_set {
     int count;
 } opp_workload_set_t;
 
-/*! opp_workloads_from_json() :
- * Reads the workload file's tree into set (zeroed first).
- * path only labels errors: "PATH:LINE:COLUMN: message".
+/*! opp_workloads_parse() :
+ * Parses text[0 .. length) as a workload file into set (zeroed first).
+ * path only labels errors. A JSON syntax error (Jansson's message) is
+ * "PATH:LINE:COLUMN: message"; a schema error is "PATH: message", where the
+ * message names the offending member and its workload, e.g.
+ *   w.json: unknown member "casual" in workload "prefill_gqa_causal_bf16"
  * @return : 0, or -1 with the message in err (set is left empty). */
-int opp_workloads_from_json(const opp_json_t *root, const char *path, opp_workload_set_t *set,
-                            char *err, size_t err_size);
+int opp_workloads_parse(const char *text, size_t length, const char *path, opp_workload_set_t *set,
+                        char *err, size_t err_size);
 
-/*! opp_workloads_load() : parse the file at path, then opp_workloads_from_json().
+/*! opp_workloads_load() : reads the file at path, then as opp_workloads_parse()
+ * (an unreadable file is "PATH:...: unable to open PATH: why").
  * @return : 0, or -1 with the message in err. */
 int opp_workloads_load(const char *path, opp_workload_set_t *set, char *err, size_t err_size);
 

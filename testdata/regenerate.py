@@ -21,7 +21,9 @@ attribute 1.0) and rounded once to the case dtype (DESIGN.md section 2.3;
 testdata/README.md says why). Two cheap checks run on every case: an
 independent float64 model of the packed semantics must agree with the golden
 bit for bit on every valid element, and onnxruntime (CPU) is run on the
-stored model where it can be, for a report only.
+stored model where it can be, for a report only. After each case a progress
+line with elapsed time and ETA, at the end its summary (tools/opp_progress.py,
+the format of oppbench and oppcheck --onnx-test).
 """
 
 import os
@@ -85,6 +87,9 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+import opp_progress  # noqa: E402  (tools/opp_progress.py: stdlib only)
 
 CASES_DIR = os.path.join(HERE, "cases")
 README = os.path.join(HERE, "README.md")
@@ -654,7 +659,12 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     if not args.check:
         remove_stale(out_dir)
-    results = [write_case(c, out_dir, run_ort=not args.no_ort) for c in CASES]
+    progress = opp_progress.Progress("regenerate", len(CASES))
+    results = []
+    for c in CASES:
+        results.append(write_case(c, out_dir, run_ort=not args.no_ort))
+        progress.item(c.name)
+    progress.done()
 
     total = sum(r["total"] for r in results)
     bad = sum(r["bad"] for r in results)

@@ -1,13 +1,15 @@
 /*
  * bench_host_test.c - oppbench's host-side pieces on the CPU (bench/options.h,
- * bench/accuracy.h, bench/dump.h): the strict command line, the FAST-vs-EXACT
- * error statistics and their bound, and the --dump files read back.
+ * bench/accuracy.h, bench/dump.h, bench/json_write.h): the strict command
+ * line, the FAST-vs-EXACT error statistics and their bound, the --dump files
+ * read back (meta.json through Jansson), and the JSON string writer.
  *
  *   bazel test //tests:bench_host_test
  * With OPP_TEST_KEEP_DUMP=DIR (--test_env) the dump test also leaves a dump
  * of a small GQA softcap batch, out_exact from the CPU reference, in DIR, for
  * trying bench/fa2_accuracy.py by hand.
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,7 @@
 
 #include "bench/accuracy.h"
 #include "bench/dump.h"
-#include "bench/json.h"
+#include "bench/json_write.h"
 #include "bench/options.h"
 #include "harness/logical_batch.h"
 #include "numerics/fp_convert.h"
@@ -175,11 +177,28 @@ static int file_equals(const char *dir, const char *name, const void *want, size
     return same;
 }
 
-static double member_number(const opp_json_t *obj, const char *key) {
-    const opp_json_t *v = opp_json_get(obj, key);
+static double member_number(const json_t *obj, const char *key) {
+    const json_t *v = json_object_get(obj, key);
     assert_non_null(v);
-    assert_int_equal(v->type, OPP_JSON_NUMBER);
-    return v->number;
+    assert_true(json_is_number(v));
+    return json_number_value(v);
+}
+
+static const char *member_string(const json_t *obj, const char *key) {
+    const json_t *v = json_object_get(obj, key);
+    assert_non_null(v);
+    assert_true(json_is_string(v));
+    return json_string_value(v);
+}
+
+/* meta.json read strictly (duplicate keys would be an error). */
+static json_t *load_meta(const char *path) {
+    json_error_t e;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
+    if (root == NULL) {
+        fail_msg("%s:%d:%d: %s", path, e.line, e.column, e.text);
+    }
+    return root;
 }
 
 /* OPP_TEST_KEEP_DUMP only: two more dumps (f16 non-causal MHA with a FAST
@@ -248,13 +267,11 @@ static void test_dump_writes_tensors_and_meta(void **state) {
 
     char meta[700];
     snprintf(meta, sizeof meta, "%s/meta.json", dir);
-    opp_json_t *root_json = opp_json_parse_file(meta, err, sizeof err);
-    if (root_json == NULL) {
-        fail_msg("%s", err);
-    }
-    assert_string_equal(opp_json_get(root_json, "workload")->string, "gqa_softcap");
-    assert_string_equal(opp_json_get(root_json, "dtype")->string, "bf16");
-    assert_string_equal(opp_json_get(root_json, "fast_kernel")->string, "flash_bf16_d32");
+    json_t *root_json = load_meta(meta);
+    assert_string_equal(member_string(root_json, "workload"), "gqa_softcap");
+    assert_string_equal(member_string(root_json, "dtype"), "bf16");
+    assert_string_equal(member_string(root_json, "fast_kernel"), "flash_bf16_d32");
+    assert_string_equal(member_string(root_json, "fast_validation"), "ok: x");
     assert_true(member_number(root_json, "index") == 3 && member_number(root_json, "heads") == 4);
     assert_true(member_number(root_json, "kv_heads") == 2);
     assert_true(member_number(root_json, "total_q") == 15 &&
@@ -262,13 +279,14 @@ static void test_dump_writes_tensors_and_meta(void **state) {
     assert_true(member_number(root_json, "max_seqlen_kv") == 12);
     assert_true(member_number(root_json, "softcap") == 30.0);
     assert_true(member_number(root_json, "scale") == 0.25); /* 1 / sqrt(16) */
-    assert_int_equal(opp_json_get(root_json, "causal")->type, OPP_JSON_TRUE);
-    const opp_json_t *k = opp_json_get(opp_json_get(root_json, "files"), "k.bin");
-    const opp_json_t *shape = opp_json_get(k, "shape");
-    assert_int_equal(shape->count, 3);
-    assert_true(shape->items[0].number == 23 && shape->items[1].number == 2);
-    assert_non_null(opp_json_get(opp_json_get(root_json, "files"), "out_fast.bin"));
-    opp_json_free(root_json);
+    assert_true(json_is_true(json_object_get(root_json, "causal")));
+    const json_t *files = json_object_get(root_json, "files");
+    const json_t *shape = json_object_get(json_object_get(files, "k.bin"), "shape");
+    assert_int_equal(json_array_size(shape), 3);
+    assert_true(json_integer_value(json_array_get(shape, 0)) == 23 &&
+                json_integer_value(json_array_get(shape, 1)) == 2);
+    assert_non_null(json_object_get(files, "out_fast.bin"));
+    json_decref(root_json);
 
     d.out_fast = NULL;
     d.fast_kernel = NULL;
@@ -276,11 +294,10 @@ static void test_dump_writes_tensors_and_meta(void **state) {
         fail_msg("%s", err);
     }
     assert_true(file_size(dir, "out_fast.bin") == (size_t)-1);
-    root_json = opp_json_parse_file(meta, err, sizeof err);
-    assert_non_null(root_json);
-    assert_int_equal(opp_json_get(root_json, "fast_kernel")->type, OPP_JSON_NULL);
-    assert_null(opp_json_get(opp_json_get(root_json, "files"), "out_fast.bin"));
-    opp_json_free(root_json);
+    root_json = load_meta(meta);
+    assert_true(json_is_null(json_object_get(root_json, "fast_kernel")));
+    assert_null(json_object_get(json_object_get(root_json, "files"), "out_fast.bin"));
+    json_decref(root_json);
     if (keep != NULL && keep[0] != '\0') { /* leave a complete dump for fa2_accuracy.py */
         d.out_fast = fast;
         d.fast_kernel = "flash_bf16_d32";
@@ -296,6 +313,51 @@ static void test_dump_writes_tensors_and_meta(void **state) {
     opp_lb_free(&lb);
 }
 
+// --- JSON strings
+
+/* s written by bench_json_write_string() into a memory stream. */
+static char *written(const char *s) {
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    assert_int_equal(bench_json_write_string(f, s), 0);
+    fclose(f);
+    return buf;
+}
+
+/* Quotes, backslashes and control characters are escaped, UTF-8 is kept,
+ * and what is written reads back (through Jansson) as the same string;
+ * invalid UTF-8 still gives valid JSON, with '?' for the high bytes. */
+static void test_json_write_string_escapes_and_round_trips(void **state) {
+    (void)state;
+    static const char *const cases[] = {"plain",
+                                        "",
+                                        "q\"uote",
+                                        "back\\slash",
+                                        "tab\tnl\n",
+                                        "\x01"
+                                        "ctl\x1f",
+                                        "caf\xc3\xa9 \xe2\x89\xa4"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char *out = written(cases[i]);
+        json_error_t e;
+        json_t *back = json_loads(out, JSON_DECODE_ANY, &e);
+        if (back == NULL || !json_is_string(back)) {
+            fail_msg("case %zu: '%s' is not a JSON string (%s)", i, out, e.text);
+        }
+        assert_string_equal(json_string_value(back), cases[i]);
+        json_decref(back);
+        free(out);
+    }
+    char *out = written("q\"\\\x01");
+    assert_string_equal(out, "\"q\\\"\\\\\\u0001\"");
+    free(out);
+    out = written("bad \xff\xfe utf8");
+    assert_string_equal(out, "\"bad ?? utf8\"");
+    free(out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options_impl_lists_select_implementations),
@@ -305,6 +367,7 @@ int main(void) {
         cmocka_unit_test(test_err_measure_reports_max_and_rms),
         cmocka_unit_test(test_err_measure_fails_nonfinite_and_large_errors),
         cmocka_unit_test(test_dump_writes_tensors_and_meta),
+        cmocka_unit_test(test_json_write_string_escapes_and_round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

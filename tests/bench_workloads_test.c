@@ -1,7 +1,8 @@
 /*
  * bench_workloads_test.c - the benchmark's workload file reader and FLOP
  * count (bench/workloads.h), on the CPU: hand-computed causal pair counts,
- * schema errors at the right LINE:COLUMN, selection by name, and (when
+ * strict JSON (Jansson's syntax errors at LINE:COLUMN, duplicate keys
+ * rejected), schema errors that name the member, selection by name, and (when
  * $OPP_WORKLOADS names ../shared/bench/workloads.json) the real file, whose
  * attended pairs must equal those of torch_anchors.py's attended_pairs();
  * and the synthetic sweep of oppbench --sweep (bench/sweep.c).
@@ -61,15 +62,7 @@ static void test_attended_pairs_matches_definition(void **state) {
 }
 
 static int load_text(const char *text, opp_workload_set_t *set, char *err, size_t size) {
-    char jerr[256];
-    opp_json_t *root = opp_json_parse(text, strlen(text), jerr, sizeof jerr);
-    if (root == NULL) {
-        snprintf(err, size, "t.json:%s", jerr);
-        return -1;
-    }
-    const int rc = opp_workloads_from_json(root, "t.json", set, err, size);
-    opp_json_free(root);
-    return rc;
+    return opp_workloads_parse(text, strlen(text), "t.json", set, err, size);
 }
 
 #define W_HEAD "{\"version\": 1, \"workloads\": [\n"
@@ -128,27 +121,33 @@ static void expect_schema_error(const char *text, const char *want) {
     assert_int_equal(set.count, 0);
 }
 
-/* Schema mistakes name the workload, the member and its LINE:COLUMN. */
-static void test_workloads_schema_errors_name_position(void **state) {
+/* Schema mistakes name the file, the workload and the member. */
+static void test_workloads_schema_errors_name_member(void **state) {
     (void)state;
-    expect_schema_error("[]", "t.json:1:1: the top level must be an object, not array");
-    expect_schema_error("{\"workloads\": []}", "t.json:1:1: the top-level object has no member "
+    expect_schema_error("[]", "t.json: the top level must be an object, not array");
+    expect_schema_error("{\"workloads\": []}", "t.json: the top-level object has no member "
                                                "\"version\"");
-    expect_schema_error("{\"version\": 2, \"workloads\": []}", "t.json:1:13: the top-level");
-    expect_schema_error("{\"version\": 1, \"workloads\": []}",
-                        "t.json:1:29: \"workloads\" is empty");
+    expect_schema_error("{\"version\": 2, \"workloads\": []}",
+                        "t.json: the top-level \"version\" must be an integer in 1..1");
+    expect_schema_error("{\"version\": 1.0, \"workloads\": []}",
+                        "t.json: the top-level \"version\" must be an integer in 1..1");
+    expect_schema_error("{\"version\": 1, \"workloads\": []}", "t.json: \"workloads\" is empty");
     expect_schema_error("{\"version\": 1, \"extra\": 0, \"workloads\": [" W_OK "]}",
-                        "t.json:1:16: unknown member \"extra\" in the top-level object");
+                        "t.json: unknown member \"extra\" in the top-level object");
     expect_schema_error(W_HEAD "{\"name\": \"a\", \"dtype\": \"f64\"}]}",
-                        "t.json:2:24: workload \"a\" dtype \"f64\" is not one of");
+                        "t.json: workload \"a\" dtype \"f64\" is not one of");
     expect_schema_error(W_HEAD "{\"name\": \"a\", \"casual\": true}]}",
-                        "t.json:2:15: unknown member \"casual\" in workload \"a\"");
+                        "t.json: unknown member \"casual\" in workload \"a\"");
+    expect_schema_error(W_HEAD "{\"name\": \"a\", \"note\": 3}]}",
+                        "t.json: unknown member \"note\" in workload \"a\"");
     expect_schema_error(W_HEAD "{\"dtype\": \"f16\"}]}",
-                        "t.json:2:1: workloads[0] has no member \"name\"");
+                        "t.json: workloads[0] has no member \"name\"");
     expect_schema_error(W_HEAD "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4.5}]}",
-                        "t.json:2:40: workload \"a\" \"heads\" must be an integer");
+                        "t.json: workload \"a\" \"heads\" must be an integer");
+    expect_schema_error(W_HEAD "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4e0}]}",
+                        "t.json: workload \"a\" \"heads\" must be an integer");
     expect_schema_error(W_HEAD "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": \"4\"}]}",
-                        "t.json:2:40: workload \"a\" member \"heads\" must be number, not string");
+                        "t.json: workload \"a\" member \"heads\" must be number, not string");
     expect_schema_error(W_HEAD
                         "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4, \"kv_heads\": 3, "
                         "\"head_size\": 8}]}",
@@ -160,7 +159,7 @@ static void test_workloads_schema_errors_name_position(void **state) {
     expect_schema_error(W_HEAD
                         "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4, \"kv_heads\": 2, "
                         "\"head_size\": 8, \"causal\": true, \"lq\": [1, -1], \"lkv\": [1]}]}",
-                        "t.json:2:100: workload \"a\" \"lq\" must be an integer in 0..2147483647");
+                        "t.json: workload \"a\" \"lq[1]\" must be an integer in 0..2147483647");
     expect_schema_error(W_HEAD
                         "{\"name\": \"a\", \"dtype\": \"f16\", \"heads\": 4, \"kv_heads\": 2, "
                         "\"head_size\": 8, \"causal\": true, \"lq\": [1, 2], \"lkv\": [1]}]}",
@@ -171,9 +170,34 @@ static void test_workloads_schema_errors_name_position(void **state) {
                         "\"lkv\": [1]}]}",
                         "softcap must be a number >= 0");
     expect_schema_error(W_HEAD W_OK ",\n" W_OK "]}",
-                        "t.json:3:10: duplicate workload name \"a\" (also workloads[0])");
-    expect_schema_error(W_HEAD "{\"name\": \"a b\"}]}", "t.json:2:10: workloads[0] name must be");
-    expect_schema_error(W_HEAD "3]}", "t.json:2:1: workloads[0] must be an object, not number");
+                        "t.json: duplicate workload name \"a\" (workloads[0] and workloads[1])");
+    expect_schema_error(W_HEAD "{\"name\": \"a b\"}]}", "t.json: workloads[0] name must be");
+    expect_schema_error(W_HEAD "3]}", "t.json: workloads[0] must be an object, not number");
+}
+
+/* Jansson reads strictly: each kind of malformed JSON is an error at its
+ * LINE:COLUMN ("t.json:2:..."), the file is not half-read. */
+static void test_workloads_bad_json_is_a_syntax_error(void **state) {
+    (void)state;
+    expect_schema_error(W_HEAD W_OK ",]}", "t.json:2:");         /* trailing comma */
+    expect_schema_error(W_HEAD "// c\n" W_OK "]}", "t.json:2:"); /* a comment */
+    expect_schema_error(W_HEAD "{'name': 'a'}]}", "t.json:2:");  /* single quotes */
+    expect_schema_error(W_HEAD "{\"name\": \"a\", \"heads\": 04}]}", "t.json:2:"); /* 0 lead */
+    expect_schema_error(W_HEAD "{\"name\": \"a\", \"heads\": NaN}]}", "t.json:2:");
+    expect_schema_error(W_HEAD "{\"name\": \"a\\q\"}]}", "t.json:2:"); /* a bad escape */
+    expect_schema_error(W_HEAD "{\"name\": \"\xff\"}]}", "t.json:2:"); /* bad UTF-8 */
+    expect_schema_error(W_HEAD "{\"name\": \"a\", \"name\": \"b\"}]}",
+                        "t.json:2:");                     /* duplicate key */
+    expect_schema_error(W_HEAD W_OK "]} x", "t.json:2:"); /* text after the document */
+    expect_schema_error(W_HEAD W_OK, "t.json:2:");        /* cut short */
+    expect_schema_error("{\"version\": 1, \"workloads\": [{\"name\": \"a\", \"lq\": "
+                        "[99999999999999999999]}]}",
+                        "t.json:1:"); /* too big for an integer */
+    opp_workload_set_t set;
+    char err[512];
+    assert_int_equal(opp_workloads_load("/proc/no/such/workloads.json", &set, err, sizeof err), -1);
+    assert_non_null(strstr(err, "/proc/no/such/workloads.json: "));
+    assert_int_equal(set.count, 0);
 }
 
 /* The real workload file parses; its pair counts equal torch_anchors.py's
@@ -267,7 +291,8 @@ int main(void) {
         cmocka_unit_test(test_attended_pairs_hand_computed),
         cmocka_unit_test(test_attended_pairs_matches_definition),
         cmocka_unit_test(test_workloads_valid_file_reads_fields),
-        cmocka_unit_test(test_workloads_schema_errors_name_position),
+        cmocka_unit_test(test_workloads_schema_errors_name_member),
+        cmocka_unit_test(test_workloads_bad_json_is_a_syntax_error),
         cmocka_unit_test(test_workloads_real_file_matches_anchor_counts),
         cmocka_unit_test(test_sweep_cases_follow_flash_attention_shapes),
     };

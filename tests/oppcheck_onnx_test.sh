@@ -1,8 +1,9 @@
 #!/bin/sh
 # oppcheck_onnx_test.sh - oppcheck --onnx-test end to end: the 66 ONNX
 # conformance cases give "66 cases, 66 bit-identical, 0 differ, 0 unreadable"
-# and exit 0; a copy with one expected bit flipped differs (exit 1); a copy
-# with a truncated input_1.pb is unreadable (exit 2).
+# and exit 0, with a progress line per case (harness/progress.h) and the
+# progress summary; a copy with one expected bit flipped differs (exit 1); a
+# copy with a truncated input_1.pb is unreadable (exit 2).
 # Usage (from Bazel): oppcheck_onnx_test.sh <oppcheck> <any file of the conformance folder>
 set -u
 
@@ -34,6 +35,15 @@ expect() {
 }
 
 expect conformance 0 "66 cases, 66 bit-identical, 0 differ, 0 unreadable" "$dir"
+# A progress line after each case, counting up to 66, then the summary.
+n_progress=$(grep -c '^oppcheck \[[ 0-9]*/66\] *[0-9.]*% elapsed [0-9.]*s eta [0-9.]*s: test_attention_' "$work/conformance.out")
+if [ "$n_progress" -ne 66 ] || ! grep -q '^oppcheck \[66/66\] 100.0% elapsed ' "$work/conformance.out" ||
+    ! grep -q '^oppcheck done: 66 items in [0-9.]*s (' "$work/conformance.out"; then
+    echo "FAIL conformance: $n_progress progress lines (want 66), or no 66/66 line or summary"
+    failures=$((failures + 1))
+else
+    echo "ok   conformance: 66 progress lines and the summary"
+fi
 
 # One case copied and its expected Y changed in the lowest bit of element 0.
 case_dir="$dir/test_attention_4d_fp16"

@@ -7,7 +7,10 @@
 #   bash tools/bootstrap.sh --check  check only, install nothing
 set -u
 
-PACKAGES=(bazel-bootstrap libcmocka-dev protobuf-c-compiler libprotobuf-c-dev gcc g++ python3)
+# libjansson-dev: bench/'s JSON reader (linked from its libjansson.a);
+# python3-matplotlib: bench/plot.py's charts (tests/bench_plot_test.sh).
+PACKAGES=(bazel-bootstrap libcmocka-dev protobuf-c-compiler libprotobuf-c-dev libjansson-dev
+    python3-matplotlib gcc g++ python3)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
@@ -46,6 +49,11 @@ need "$CUDA_HOME/lib64/libcublas.so" "cuBLAS"
 command -v bazel >/dev/null || { echo "bootstrap: MISSING bazel (Debian package bazel-bootstrap)" >&2; fail=1; }
 command -v protoc-c >/dev/null || { echo "bootstrap: MISSING protoc-c (protobuf-c-compiler)" >&2; fail=1; }
 [ -e /usr/include/cmocka.h ] || { echo "bootstrap: MISSING cmocka.h (libcmocka-dev)" >&2; fail=1; }
+[ -e /usr/include/jansson.h ] || { echo "bootstrap: MISSING jansson.h (libjansson-dev)" >&2; fail=1; }
+gcc -print-file-name=libjansson.a | grep -q / ||
+    { echo "bootstrap: MISSING libjansson.a (libjansson-dev)" >&2; fail=1; }
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null ||
+    { echo "bootstrap: MISSING matplotlib for /usr/bin/python3 (python3-matplotlib)" >&2; fail=1; }
 if [ $fail -ne 0 ]; then
     echo "bootstrap: not ready (see MISSING lines above)" >&2
     exit 1

@@ -17,6 +17,10 @@
 #                                               dumped inputs
 #                                            4. the sweep: oppbench --sweep, fa2_sweep.py
 #                                            5. compare.py: the tables for bench/RESULTS.md
+#                                            6. plot.py: chart.png, TFLOP/s per workload
+#                                               beside FA2 and cuDNN, and the sweep
+#                                               (needs matplotlib there; without it the
+#                                               chart is made here from the logs)
 #   bash stage/run_all.sh --oppcheck       + stage/oppcheck (default batch), then
 #                                            oppcheck --onnx-test on the conformance
 #                                            and golden cases (CPU, cuBLAS, exact)
@@ -36,10 +40,11 @@
 # OPP_ONNX_CONFORMANCE_DIR, OPP_GOLDEN_DIR, OPP_WORKLOADS, TEST_TMPDIR.
 # Logs: into $OUT when set (the device tool returns at most 8 files: tests.log,
 # sanitize.log, bench.log, anchors.log, accuracy.log, sweep.log, results.md,
-# oppcheck.log, summary.txt - all of them only when tests, --sanitize, --bench
-# and --oppcheck run together, which is more than one call's 10 minutes
-# anyway), else stage/logs/. Test results are counted per CMocka case
-# like tools/ci_summary.py (stage/ci_summary.py) and end with the line
+# chart.png, oppcheck.log, summary.txt - --bench --oppcheck writes 8 of them;
+# all only when tests, --sanitize, --bench and --oppcheck run together, which
+# is more than one call's 10 minutes anyway), else stage/logs/. Test results
+# are counted per CMocka case like tools/ci_summary.py (stage/ci_summary.py)
+# and end with the line
 #   N passed, N failed, N skipped
 # Exit status: 0 when nothing failed (tests, sanitizers, bench, oppcheck).
 set -uo pipefail
@@ -264,6 +269,18 @@ if [ $do_bench -eq 1 ]; then
         rc=$?
         note "bench: compare.py exit $rc (tables in results.md)"
         [ "$rc" -eq 0 ] || status=1
+        # The chart of the same lines, titled with the device, date and commit.
+        gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+        commit=$(sed -n 's/^commit \(.\{7\}\).*/\1/p' "$STAGE/STAGE_INFO.txt" 2>/dev/null)
+        python3 "$BENCH/plot.py" "${inputs[@]}" --out "$LOG/chart.png" \
+            --title "${gpu:-unknown GPU}, $(date -u +%F), commit ${commit:-unknown}"
+        rc=$?
+        case $rc in
+        0) note "bench: plot.py exit 0 (chart.png)" ;;
+        3) note "bench: plot.py: no matplotlib on this machine, no chart.png; make it from" \
+            "the logs: python3 bench/plot.py bench.log anchors.log sweep.log --out chart.png" ;;
+        *) note "bench: plot.py exit $rc (no chart.png)"; status=1 ;;
+        esac
     fi
 fi
 

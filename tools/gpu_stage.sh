@@ -26,11 +26,12 @@
 #                            machine lacks (libcmocka.so.0, libprotobuf-c.so.1,
 #                            ...: everything ldd names except CUDA's, libc,
 #                            libm, libstdc++, libgcc_s, ld-linux, libpthread,
-#                            libdl, librt)
+#                            libdl, librt; Jansson, which oppbench uses, is
+#                            linked from libjansson.a: nothing to carry)
 #   stage/testdata/          onnx-attention-conformance/ and cases/ (unless --no-testdata)
 #   stage/bench/             workloads.json, torch_anchors.py (from ../shared/bench) and
 #                            bench/'s scripts: fa2_accuracy.py, fa2_sweep.py, compare.py,
-#                            bench_common.py
+#                            bench_common.py, plot.py
 #   stage/ci_summary.py      the CMocka result parser of tools/ci_summary.py
 #   stage/run_all.sh         copied from tools/gpu_run_all.sh: runs it all there
 #   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
@@ -179,7 +180,7 @@ for f in workloads.json torch_anchors.py; do
     [ -f "$SHARED/bench/$f" ] || die "$SHARED/bench/$f not found (set OPP_SHARED_DIR)"
     cp -L "$SHARED/bench/$f" "$STAGE/bench/"
 done
-for f in bench_common.py fa2_accuracy.py fa2_sweep.py compare.py; do
+for f in bench_common.py fa2_accuracy.py fa2_sweep.py compare.py plot.py; do
     cp bench/$f "$STAGE/bench/"
 done
 cp tools/ci_summary.py "$STAGE/ci_summary.py"

@@ -9,7 +9,10 @@
  * count and largest ulp distance (the first mismatching elements go to
  * stderr); a case that cannot be loaded or mapped is UNREADABLE with the
  * loader's message; a DIR that cannot be read or holds no case counts as one
- * unreadable case. The last line is exactly
+ * unreadable case. After each case a progress line with elapsed time and
+ * ETA (harness/progress.h: "oppcheck [ 3/66]   4.5% elapsed ...: NAME"),
+ * after the last its summary ("oppcheck done: 66 items in ..."); the last
+ * line is exactly
  *   N cases, N bit-identical, N differ, N unreadable
  * Exit status: 0 everything bit-identical, 1 some case differs, 2 some input
  * was unreadable (2 wins over 1).
@@ -25,6 +28,7 @@
 #include <string.h>
 
 #include "harness/onnx_attention_case.h"
+#include "harness/progress.h"
 #include "tools/onnx/onnx_io.h"
 #include "tools/oppcheck/oppcheck.h"
 
@@ -107,22 +111,44 @@ int oppcheck_onnx_test(int n_dirs, char **dirs, int cpu_only) {
     printf("oppcheck %s: ONNX cases through the CPU Attention-24 reference; GPU: %s%s\n",
            opp_version_string(), name,
            gpu != NULL ? " - cuBLAS reference, exact and FAST kernels too" : "");
+    /* Every DIR is listed first, so the progress lines know the total. */
+    char ***paths = calloc((size_t)n_dirs, sizeof(char **));
+    int *counts = calloc((size_t)n_dirs, sizeof(int));
+    int total = 0;
+    if (paths == NULL || counts == NULL) {
+        fprintf(stderr, "oppcheck: out of host memory\n");
+        free(paths);
+        free(counts);
+        oppcheck_onnx_gpu_close(gpu);
+        return 2;
+    }
     for (int i = 0; i < n_dirs; ++i) {
         char buf[4096], err[1024];
-        char **paths = NULL;
         const char *dir = resolve(dirs[i], buf, sizeof(buf));
-        const int n = opp_onnx_case_list(dir, &paths, err, sizeof(err));
-        if (n <= 0) {
-            printf("%s: UNREADABLE: %s\n", dir, n < 0 ? err : "no case folder (model.onnx) here");
+        counts[i] = opp_onnx_case_list(dir, &paths[i], err, sizeof(err));
+        if (counts[i] <= 0) {
+            printf("%s: UNREADABLE: %s\n", dir,
+                   counts[i] < 0 ? err : "no case folder (model.onnx) here");
             ++t.cases;
             ++t.unreadable;
-            continue;
+            counts[i] = 0;
         }
-        for (int k = 0; k < n; ++k) {
-            check_case(paths[k], gpu, &t);
-        }
-        opp_onnx_case_list_free(paths, n);
+        total += counts[i];
     }
+    opp_progress_t progress;
+    opp_progress_start(&progress, stdout, "oppcheck", total, 0.0);
+    for (int i = 0; i < n_dirs; ++i) {
+        for (int k = 0; k < counts[i]; ++k) {
+            check_case(paths[i][k], gpu, &t);
+            opp_progress_item(&progress, 1.0, opp_onnx_case_name(paths[i][k]));
+        }
+        if (paths[i] != NULL) {
+            opp_onnx_case_list_free(paths[i], counts[i]);
+        }
+    }
+    opp_progress_done(&progress);
+    free(paths);
+    free(counts);
     oppcheck_onnx_gpu_close(gpu);
     printf("%d cases, %d bit-identical, %d differ, %d unreadable\n", t.cases, t.identical, t.differ,
            t.unreadable);
