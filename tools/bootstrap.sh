@@ -7,7 +7,7 @@
 #   bash tools/bootstrap.sh --check  check only, install nothing
 set -u
 
-PACKAGES=(bazel-bootstrap libcmocka-dev protobuf-c-compiler libprotobuf-c-dev gcc g++ python3)
+PACKAGES=(bazel-bootstrap libcmocka-dev protobuf-c-compiler libprotobuf-c-dev gcc g++ make pkg-config python3)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
