@@ -7,7 +7,7 @@
 #   bash tools/bootstrap.sh --check  check only, install nothing
 set -u
 
-PACKAGES=(bazel-bootstrap libcmocka-dev protobuf-c-compiler libprotobuf-c-dev gcc g++ make pkg-config python3)
+PACKAGES=(bazel-bootstrap libcmocka-dev protobuf-c-compiler libprotobuf-c-dev gcc g++ make pkg-config python3 python3-pytest python3-setuptools python3-pip)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
