@@ -3,7 +3,8 @@
 # fresh prefix and builds and runs examples/consumer.c against the installed
 # tree through pkg-config and examples/Makefile, as a user would. Checks:
 # the installed files, the pkg-config flags (-I, -L<cuda>/lib64, -lcudart,
-# -lm), that liboppacked.so exports opp_* symbols alone and needs no
+# -lm), that liboppacked.so exports exactly the functions oppacked.h
+# declares (no internal opp__*, no CUDA runtime symbol) and needs no
 # libcudart.so, and that both consumers (shared and static) print OK.
 # Usage (from Bazel): install_consumer_test.sh <install script> <consumer.c> <Makefile>
 set -euo pipefail
@@ -45,9 +46,14 @@ if readelf -d "$so" | grep 'NEEDED.*libcudart'; then
     fail "liboppacked.so needs libcudart.so (the static runtime should be inside)"
 fi
 exports="$(nm -D --defined-only "$so")"
-others="$(echo "$exports" | awk '$2 ~ /^[TDBR]$/ {print $3}' | grep -v '^opp_' || true)"
-[ -z "$others" ] || fail "liboppacked.so exports non-opp_ symbols: $(echo "$others" | head -5)"
-echo "$exports" | grep -Eq ' T opp_packed_attention_fwd(@@OPPACKED_0)?$' || fail "opp_packed_attention_fwd not exported"
+others="$(echo "$exports" | awk '$2 ~ /^[TDBR]$/ {print $3}' | grep -v '^opp_[^_]' || true)"
+[ -z "$others" ] || fail "liboppacked.so exports symbols outside the public opp_* API: $(echo "$others" | head -5)"
+# Exactly the functions the installed header declares (names followed by "(").
+exported="$(echo "$exports" | awk '$2 == "T" {print $3}' | sed 's/@.*//' | sort -u)"
+declared="$(grep -oE '\bopp_[a-z0-9_]+ *\(' "$prefix/include/oppacked.h" | sed 's/ *($//' | sort -u)"
+[ "$exported" = "$declared" ] ||
+    fail "exports differ from oppacked.h: $(diff <(echo "$exported") <(echo "$declared") | grep '^[<>]' | head -5)"
+echo "liboppacked.so exports the $(echo "$exported" | wc -l) functions of oppacked.h"
 
 cp "$consumer_c" "$makefile" "$work/src/"
 make -C "$work/src" all

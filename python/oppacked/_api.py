@@ -262,8 +262,9 @@ def _attention24_heads(qv, kv, vv, q_num_heads, kv_num_heads):
     """(rank, B, Hq, Hkv, S_q, S_kv, D, Dv) from the shapes (4D) or from the
     shapes and the head counts (3D, ONNX's q_num_heads / kv_num_heads)."""
     if qv.ndim not in (3, 4):
-        _lib.fail(_lib.BAD_PARAM_SHAPE, f"q has shape {list(qv.shape)}; expected rank 4 "
-                                        "[B, q_num_heads, S_q, D] or rank 3 [B, S_q, q_num_heads*D]")
+        _lib.fail(_lib.BAD_PARAM_SHAPE,
+                  f"q has shape {list(qv.shape)}; expected rank 4 [B, q_num_heads, S_q, D] "
+                  "or rank 3 [B, S_q, q_num_heads*D]")
     for x in (kv, vv):
         if x.ndim != qv.ndim:
             _lib.fail(_lib.BAD_PARAM_SHAPE, f"{x.name} has rank {x.ndim} but q rank {qv.ndim}")

@@ -145,7 +145,8 @@ _PROTOTYPES = {
     "opp_attention_desc_check": (_S, [_P(AttentionDesc)]),
     "opp_varlen_check": (
         _S,
-        [_P(AttentionDesc), _P(ctypes.c_int32), ctypes.c_size_t, _P(ctypes.c_int32), ctypes.c_size_t],
+        [_P(AttentionDesc), _P(ctypes.c_int32), ctypes.c_size_t, _P(ctypes.c_int32),
+         ctypes.c_size_t],
     ),
     "opp_attention_kernel_query": (_S, [_P(AttentionDesc), ctypes.c_int32, _P(ctypes.c_char_p)]),
     "opp_packed_attention_workspace_size": (_S, [_P(AttentionDesc), _P(ctypes.c_size_t)]),
@@ -157,7 +158,8 @@ _PROTOTYPES = {
     "opp_attention_device_status": (_S, [_VP, ctypes.c_size_t, _VP]),
     "opp_attention24_desc_init": (None, [_P(Attention24Desc)]),
     "opp_attention24_desc_check": (_S, [_P(Attention24Desc)]),
-    "opp_attention24_kernel_query": (_S, [_P(Attention24Desc), ctypes.c_int32, _P(ctypes.c_char_p)]),
+    "opp_attention24_kernel_query": (
+        _S, [_P(Attention24Desc), ctypes.c_int32, _P(ctypes.c_char_p)]),
     "opp_attention24_nonpad_workspace_size": (_S, [_P(Attention24Desc), _P(ctypes.c_size_t)]),
     "opp_attention24_nonpad_fwd_lse": (
         _S,

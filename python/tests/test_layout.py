@@ -25,7 +25,8 @@ def c_layout(header_path, tmp_path_factory):
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler")
-    lines = ['#include <stddef.h>', '#include <stdio.h>', '#include "oppacked.h"', "int main(void) {"]
+    lines = ["#include <stddef.h>", "#include <stdio.h>", '#include "oppacked.h"',
+             "int main(void) {"]
     for cname, cls in STRUCTS:
         lines.append(f'printf("{cname}.size %zu\\n", sizeof({cname}));')
         for field, _ in cls._fields_:
@@ -57,7 +58,8 @@ def test_struct_layout_matches_header(c_layout, cname, cls):
     c_fields = {k.split(".", 1)[1] for k in c_layout if k.startswith(cname + ".")} - {"size"}
     assert c_fields == {f for f, _ in cls._fields_}
     for field, ctype in cls._fields_:
-        assert c_layout[f"{cname}.{field}"] == (getattr(cls, field).offset, ctypes.sizeof(ctype)), field
+        want = (getattr(cls, field).offset, ctypes.sizeof(ctype))
+        assert c_layout[f"{cname}.{field}"] == want, field
 
 
 def test_status_values_match_header(c_layout):
