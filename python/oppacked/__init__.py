@@ -58,7 +58,7 @@ def _use_torch_op(arrays, workspace):
 
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                      softmax_scale=None, causal=False, softcap=0.0, return_lse=False,
-                     algo="auto", out=None, *, workspace=None):
+                     algo="auto", out=None, *, workspace=None, validate=False):
     """Attention over packed variable-length sequences (flash_attn_varlen_func's
     arguments and shapes).
 
@@ -77,15 +77,19 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     reference). out: optional [total_q, Hq, Dv] array to write.
     workspace: optional caller-owned device buffer (bytes:
     oppacked.workspace_size(desc)); by default the framework allocates it.
+    validate: copy cu_seqlens to the host (this synchronizes) and check them
+    first, so that bad ones raise OppError naming index and values (e.g.
+    BAD_PARAM_SEQLENS_DECREASING); an eager debugging aid (it takes the
+    direct call, not the custom op).
 
     Returns out [total_q, Hq, Dv], or (out, lse) with return_lse: lse is
     float32 [Hq, total_q] (FlashAttention's varlen layout), natural log,
     -inf for rows that see no key. Raises OppError on any bad argument
-    (before anything runs on the GPU) and on a failed launch. cu_seqlens are
-    checked on the GPU, not the host: inconsistent ones leave the output
-    NaN (see lib/oppacked.h).
+    (before anything runs on the GPU) and on a failed launch. Without
+    validate, cu_seqlens are checked on the GPU only, by the library's
+    device guard, which refuses to read out of bounds (lib/oppacked.h).
     """
-    if _use_torch_op((q, k, v, cu_seqlens_q, cu_seqlens_k, out), workspace):
+    if not validate and _use_torch_op((q, k, v, cu_seqlens_q, cu_seqlens_k, out), workspace):
         # Checked here so a bad scalar raises OppError, not a schema error.
         scale = None if softmax_scale is None else _api._scale("softmax_scale", softmax_scale)
         causal = _api._flag("causal", causal, _lib.BAD_PARAM_IS_CAUSAL)
@@ -101,7 +105,8 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
                 o = out
             return (o, lse) if return_lse else o
     return _api.varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                 softmax_scale, causal, softcap, return_lse, algo, out, workspace)
+                                 softmax_scale, causal, softcap, return_lse, algo, out, workspace,
+                                 validate)
 
 
 def attention24(q, k, v, nonpad_kv_seqlen=None, q_num_heads=None, kv_num_heads=None, scale=None,

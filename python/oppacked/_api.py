@@ -190,11 +190,22 @@ def _workspace(fw, workspace, nbytes):
 # --- the packed layout (flash_attn_varlen_func's arguments)
 
 
+def _host_ints(v):
+    """A host list of a device index array (a synchronizing copy)."""
+    if v.framework == "torch":
+        return [int(x) for x in v.obj.tolist()]
+    if v.framework == "cupy":
+        return [int(x) for x in v.obj.get().tolist()]
+    _lib.fail(_lib.NOT_SUPPORTED_FEATURE, f"validate=True copies {v.name} to the host, which "
+                                          "needs a PyTorch tensor or a CuPy array")
+
+
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                      softmax_scale=None, causal=False, softcap=0.0, return_lse=False, algo="auto",
-                     out=None, workspace=None):
+                     out=None, workspace=None, validate=False):
     """The framework-neutral packed call (oppacked.varlen_attention's body):
-    returns out, or (out, lse) with return_lse."""
+    returns out, or (out, lse) with return_lse. validate: copy cu_seqlens to
+    the host (synchronizes) and check them with opp_varlen_check first."""
     _lib.lib()
     qv, kv, vv = _arrays.view("q", q), _arrays.view("k", k), _arrays.view("v", v)
     cq, ck = _arrays.view("cu_seqlens_q", cu_seqlens_q), _arrays.view("cu_seqlens_k", cu_seqlens_k)
@@ -240,6 +251,8 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
         out_row_stride=_row_stride(ov) if ov is not None else 0,
         algo=_algo(algo))
     _lib.desc_check(desc)
+    if validate:
+        _lib.varlen_check(desc, _host_ints(cq), _host_ints(ck))
     nbytes = _lib.workspace_size(desc)
     views = [qv, kv, vv, cq, ck] + ([ov] if ov is not None else [])
     fw = _Framework(views)

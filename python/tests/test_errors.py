@@ -189,6 +189,12 @@ def test_varlen_attention_without_allocator_asks_for_out(lib_loaded):
            **packed(out=None, workspace=None), match="out=")
 
 
+def test_varlen_attention_validate_needs_a_host_copy(lib_loaded):
+    # validate=True on arrays of no known framework cannot copy cu_seqlens: it says so.
+    raises("NOT_SUPPORTED_FEATURE", oppacked.varlen_attention, **packed(), validate=True,
+           match="validate=True")
+
+
 # --- DLPack (capsules read through ctypes)
 
 

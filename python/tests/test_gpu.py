@@ -364,3 +364,15 @@ def test_errors_on_real_tensors():
     with pytest.raises(oppacked.OppError) as e:
         oppacked.varlen_attention(b.q, b.k, b.v, b.cu_q, b.cu_k, 5, 5, softmax_scale=0.0)
     assert e.value.name == "BAD_PARAM_SCALE"
+
+
+def test_validate_names_bad_device_cu_seqlens():
+    # validate=True copies cu_seqlens to the host: bad ones raise with index and values.
+    b = Batch([3, 5], [3, 5], d=64, seed=13)
+    good = b.run(validate=True)
+    assert _bits_equal(good, b.run())
+    bad_k = torch.tensor([0, 9, 8], dtype=torch.int32, device="cuda")  # total_k is 8
+    with pytest.raises(oppacked.OppError) as e:
+        oppacked.varlen_attention(b.q, b.k, b.v, b.cu_q, bad_k, 5, 5, validate=True)
+    assert e.value.name == "BAD_PARAM_SEQLENS_DECREASING", str(e.value)
+    assert "cu_seqlens_kv[2] = 8 < cu_seqlens_kv[1] = 9" in e.value.message
