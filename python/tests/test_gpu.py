@@ -10,11 +10,13 @@
   * strided q/k/v (slices of one qkv tensor) and a strided out= bit-identical
     to contiguous ones; CuPy-free __cuda_array_interface__ and DLPack
     wrappers bit-identical to torch tensors;
-  * the custom op: opcheck (schema, fake tensor), torch.compile(fullgraph),
-    CUDA-graph capture and replay with new inputs, a non-default stream;
+  * the custom op: opcheck (schema, fake tensor), torch.compile(fullgraph)
+    with aot_eager and inductor, CUDA-graph capture and replay with new
+    inputs, a non-default stream;
   * argument errors on real tensors raise OppError.
 """
 import math
+import shutil
 
 import pytest
 
@@ -292,8 +294,11 @@ def test_opcheck_custom_ops():
                           test_utils=("test_schema", "test_faketensor"))
 
 
-def test_torch_compile_fullgraph_bitwise():
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_torch_compile_fullgraph_bitwise(backend):
     # Under torch.compile(fullgraph=True) the op traces without a break and gives the eager bits.
+    if backend == "inductor" and not (shutil.which("gcc") or shutil.which("cc")):
+        pytest.skip("inductor's Triton launchers need a C compiler")
     b = Batch([5, 60], [5, 90], d=64, seed=9)
 
     def f(q, k, v, cu_q, cu_k):
@@ -302,7 +307,8 @@ def test_torch_compile_fullgraph_bitwise():
         return out * 2, lse
 
     eager = f(b.q, b.k, b.v, b.cu_q, b.cu_k)
-    compiled = torch.compile(f, fullgraph=True)(b.q, b.k, b.v, b.cu_q, b.cu_k)
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True, backend=backend)(b.q, b.k, b.v, b.cu_q, b.cu_k)
     assert _bits_equal(eager[0], compiled[0]) and _bits_equal(eager[1], compiled[1])
 
 
