@@ -45,6 +45,8 @@ try:
     import torch as _torch
 except ImportError:
     _torch = None
+if _torch is not None and not hasattr(_torch.library, "custom_op"):
+    _torch = None  # PyTorch < 2.4: its tensors take the direct (eager) call
 if _torch is not None:
     from . import _torch_op
 

@@ -123,22 +123,45 @@ class _Framework:
             elif "torch" in sys.modules or _importable("torch"):
                 self.alloc_kind = "torch"
 
-    @contextlib.contextmanager
-    def on_device(self):
-        if self.device is None:
-            yield
-        elif self.alloc_kind == "torch":
+    def _device_context(self):
+        if self.device is not None and self.alloc_kind == "torch":
             import torch
 
-            with torch.cuda.device(self.device):
-                yield
-        elif self.alloc_kind == "cupy":
+            return torch.cuda.device(self.device)
+        if self.device is not None and self.alloc_kind == "cupy":
             import cupy
 
-            with cupy.cuda.Device(self.device):
-                yield
-        else:
+            return cupy.cuda.Device(self.device)
+        return contextlib.nullcontext()
+
+    def _has_device(self):
+        try:
+            if self.alloc_kind == "torch":
+                import torch
+
+                return torch.cuda.is_available()
+            import cupy
+
+            return cupy.cuda.runtime.getDeviceCount() > 0
+        except Exception:
+            return False
+
+    @contextlib.contextmanager
+    def on_device(self):
+        """Makes the arrays' device current (through their framework, or the
+        allocating one) for the allocations and the launch; OppError
+        NO_DEVICE / CUDA_ERROR when the framework cannot."""
+        ctx = self._device_context()
+        try:
+            ctx.__enter__()
+        except Exception as e:
+            _lib.fail(_lib.NO_DEVICE if not self._has_device() else _lib.CUDA_ERROR,
+                      f"{self.alloc_kind} could not make CUDA device {self.device} current: "
+                      f"{str(e).splitlines()[0] if str(e) else type(e).__name__}")
+        try:
             yield
+        finally:
+            ctx.__exit__(None, None, None)
 
     def stream(self):
         """The caller's current stream (an int handle; 0 is the legacy default)."""

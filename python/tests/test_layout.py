@@ -16,7 +16,8 @@ STRUCTS = [
     ("opp_varlen_t", _lib.Varlen),
 ]
 PY_STATUSES = [name for name in dir(_lib) if name.isupper() and (
-    name == "SUCCESS" or name.startswith(("BAD_PARAM", "NOT_SUPPORTED")))]
+    name in ("SUCCESS", "CUDA_ERROR", "NO_DEVICE") or name.startswith(("BAD_PARAM",
+                                                                        "NOT_SUPPORTED")))]
 
 
 @pytest.fixture(scope="module")
