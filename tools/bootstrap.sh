@@ -8,9 +8,12 @@
 set -u
 
 # libjansson-dev: bench/'s JSON reader (linked from its libjansson.a);
-# python3-matplotlib: bench/plot.py's charts (tests/bench_plot_test.sh).
+# python3-matplotlib: bench/plot.py's charts (tests/bench_plot_test.sh);
+# make, pkg-config: examples/ against an installed tree; python3-pytest,
+# -setuptools, -pip: python/'s package and its tests.
 PACKAGES=(bazel-bootstrap libcmocka-dev protobuf-c-compiler libprotobuf-c-dev libjansson-dev
-    python3-matplotlib gcc g++ python3)
+    python3-matplotlib gcc g++ make pkg-config python3 python3-pytest python3-setuptools
+    python3-pip)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1

@@ -15,6 +15,25 @@ import sys
 
 SUMMARY = re.compile(r"^(//\S+)\s+(?:\(cached\)\s+)?(PASSED|FAILED|FAILED TO BUILD|NO STATUS|TIMEOUT|FLAKY)\b")
 RESULT = re.compile(r"^\[\s*(OK|FAILED|SKIPPED|ERROR)\s*\] (test_\S+)\s*$")
+PYTEST = re.compile(r"^(\S+\.py(?:::.+?)?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: \(.*\))?(?:\s+\[\s*\d+%\])?\s*$")
+PYTEST_KIND = {"PASSED": "OK", "XFAIL": "OK", "FAILED": "FAILED", "ERROR": "FAILED",
+               "XPASS": "FAILED", "SKIPPED": "SKIPPED"}
+
+
+def pytest_counts(log_text):
+    """Per-item results of a pytest -v run (an item failing in setup and in
+    its test counts once, as failed)."""
+    items = {}
+    for line in log_text.splitlines():
+        m = PYTEST.match(line)
+        if m:
+            kind = PYTEST_KIND[m.group(2)]
+            if items.get(m.group(1)) != "FAILED":
+                items[m.group(1)] = kind
+    counts = {"OK": 0, "FAILED": 0, "SKIPPED": 0}
+    for kind in items.values():
+        counts[kind] += 1
+    return counts, bool(items)
 
 
 def cmocka_counts(log_text):
@@ -48,6 +67,8 @@ def main():
         log = os.path.join(testlogs, pkg, name, "test.log")
         text = open(log, errors="replace").read() if os.path.exists(log) else ""
         counts, is_cmocka = cmocka_counts(text)
+        if not is_cmocka:
+            counts, is_cmocka = pytest_counts(text)
         ok = status in ("PASSED", "FLAKY")
         if is_cmocka:
             p, f, s = counts["OK"], counts["FAILED"], counts["SKIPPED"]
