@@ -273,6 +273,15 @@ typedef struct opp_varlen {
 /*! opp_packed_attention_workspace_size() :
  * Bytes of device workspace opp_packed_attention_fwd() needs for desc,
  * computed by the same planner that lays the workspace out. Pure host code.
+ * The size: 256 bytes (the device guard's record), plus, when the call may
+ * take the FAST path (algo FAST or AUTO, f16/bf16, D and Dv <= 128,
+ * G = num_heads / kv_num_heads <= 64) and some sequence may have more than
+ * 1024 keys (max_seqlen_kv > 1024), the split-KV partials (decode): R rows
+ * of num_heads * (v_head_size + 2) floats, 256-byte aligned, with
+ *   R = min(ceil(max_seqlen_kv / 1024) * min(total_q, batch * floor(64 / G)),
+ *           (floor(total_kv / 1024) + batch) * floor(64 / G)).
+ * It depends only on the descriptor, never on the device lengths, so one
+ * workspace serves every batch the descriptor's extents allow (graph replay).
  * @return : OPP_STATUS_SUCCESS (with *workspace_bytes set), or the status of
  *           opp_attention_desc_check(), or BAD_PARAM_NULL_POINTER. */
 opp_status_t opp_packed_attention_workspace_size(const opp_attention_desc_t *desc,
@@ -394,7 +403,8 @@ opp_status_t opp_attention24_desc_check(const opp_attention24_desc_t *desc);
 opp_status_t opp_attention24_kernel_query(const opp_attention24_desc_t *desc, int32_t sm_arch,
                                           const char **kernel_name);
 
-/*! opp_attention24_nonpad_workspace_size() : as the packed one. */
+/*! opp_attention24_nonpad_workspace_size() : as the packed one, with
+ * batch = B, total_q = B * S_q, total_kv = B * S_kv, max_seqlen_kv = S_kv. */
 opp_status_t opp_attention24_nonpad_workspace_size(const opp_attention24_desc_t *desc,
                                                    size_t *workspace_bytes);
 

@@ -81,7 +81,7 @@ def test_desc_check_accepts_valid_desc(lib_loaded):
     (dict(is_causal=2), "BAD_PARAM_IS_CAUSAL", None),
     (dict(q_dtype=11, k_dtype=11, v_dtype=11, out_dtype=11), "NOT_SUPPORTED_DTYPE", "f64"),
     (dict(k_dtype=10), "BAD_PARAM_DTYPE_MISMATCH", None),
-    (dict(max_seqlen_q=701), "BAD_PARAM_MAX_SEQLEN", None),
+    (dict(max_seqlen_q=-1), "BAD_PARAM_MAX_SEQLEN", None),
     (dict(algo=7), "BAD_PARAM_ALGO", None),
 ])
 def test_desc_check_rejects_bad_field(lib_loaded, fields, status, match):
@@ -98,7 +98,7 @@ def test_claim_check_rejects_fast_f32(lib_loaded):
 @pytest.mark.parametrize("cu_q,cu_kv,status,match", [
     ([0, 100, 500, 700], [0, 500, 100, 700], "BAD_PARAM_SEQLENS_DECREASING", "cu_seqlens_kv[2]"),
     ([1, 100, 500, 700], [0, 100, 500, 700], "BAD_PARAM_SEQLENS_START", None),
-    ([0, 100, 500, 699], [0, 100, 500, 700], "BAD_PARAM_SEQLENS_TOTAL", None),
+    ([0, 100, 500, 701], [0, 100, 500, 700], "BAD_PARAM_SEQLENS_TOTAL", None),
     ([0, 100, 500, 700], [0, 100, 700], "BAD_PARAM_SEQLENS_COUNT_MISMATCH", None),
     ([0, 50, 600, 700], [0, 50, 600, 700], "BAD_PARAM_MAX_SEQLEN", None),
 ])
@@ -138,7 +138,7 @@ def test_attention24_desc_check_rejects_bad_rank(lib_loaded):
      None),
     (dict(cu_seqlens_q=F((4, 1), "<i4")), "BAD_PARAM_SHAPE", None),
     (dict(cu_seqlens_q=F((4,), "<i4", strides=(8,))), "BAD_PARAM_STRIDE", None),
-    (dict(max_seqlen_q=800), "BAD_PARAM_MAX_SEQLEN", "800"),
+    (dict(max_seqlen_q=-5), "BAD_PARAM_MAX_SEQLEN", "-5"),
     (dict(max_seqlen_k=2**40), "BAD_PARAM_MAX_SEQLEN", "int32"),
     (dict(max_seqlen_k="400"), "BAD_PARAM_MAX_SEQLEN", "integer"),
     (dict(softmax_scale=0.0), "BAD_PARAM_SCALE", "None"),
