@@ -490,8 +490,11 @@ static __global__ void __launch_bounds__(C::THREADS)
 
 /* The split launch: grid.x blocks stride over a.items = ns_max * B * Hkv
  * items (split, sequence, kv head); C has BM = OPP__SPLIT_ROWS. */
+#ifndef OPP_FLASH_SPLIT_MINB
+#define OPP_FLASH_SPLIT_MINB 1
+#endif
 template <int DT, class C>
-static __global__ void __launch_bounds__(C::THREADS)
+static __global__ void __launch_bounds__(C::THREADS, OPP_FLASH_SPLIT_MINB)
     flash_split_kernel(const flash_args a, const opp__guard_record_t *rec) {
     if (rec->code != OPP_STATUS_SUCCESS) {
         return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
@@ -526,7 +529,10 @@ static opp_status_t flash_smem_once(const void *kernel, size_t bytes, int *flags
 template <int DT, class C>
 static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
                                        const opp__guard_record_t *rec, struct CUstream_st *stream) {
-    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, C::BN, 4> S;
+#ifndef OPP_FLASH_SPLIT_BN
+#define OPP_FLASH_SPLIT_BN C::BN
+#endif
+    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, OPP_FLASH_SPLIT_BN, 4> S;
     flash_args sa = a;
     sa.n_mb = 1;
     sa.items =

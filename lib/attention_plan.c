@@ -9,8 +9,9 @@
  *                             bare workspace pointer.
  *   split_o        FAST split-KV partial O, float [split_rows, Hq, Dv]
  *   split_ml       its (m sl, l) pairs, float [split_rows, Hq, 2]
- * The split regions exist only when the problem may take the FAST path
- * (algo FAST or AUTO, 16-bit storage, D, Dv <= OPP__SPLIT_DMAX) and some
+ * The split regions exist only when the problem's shape has a FAST kernel
+ * that splits (16-bit storage, D, Dv <= OPP__SPLIT_DMAX; whatever the
+ * algorithm, so one workspace serves EXACT and FAST alike) and some
  * sequence may split (max_seqlen_kv > OPP__SPLIT_KEYS, G <= OPP__SPLIT_ROWS);
  * their size is a bound from the host-side extents (opp__plan_split_rows),
  * never from the device lengths, so it holds for any batch the extents allow.
@@ -28,8 +29,8 @@ int64_t opp__plan_split_rows(const opp__problem_t *p) {
         return 0; /* the guard record's layout only (opp_attention_device_status) */
     }
     const opp__attrs_t *a = &p->a;
-    if (a->algo == OPP_ALGO_EXACT || a->dtype == OPP_DTYPE_F32 || a->d > OPP__SPLIT_DMAX ||
-        a->dv > OPP__SPLIT_DMAX || p->max_seqlen_kv <= OPP__SPLIT_KEYS || a->g > OPP__SPLIT_ROWS) {
+    if (a->dtype == OPP_DTYPE_F32 || a->d > OPP__SPLIT_DMAX || a->dv > OPP__SPLIT_DMAX ||
+        p->max_seqlen_kv <= OPP__SPLIT_KEYS || a->g > OPP__SPLIT_ROWS) {
         return 0;
     }
     const int64_t qmax = OPP__SPLIT_ROWS / a->g; /* tokens of a sequence that splits */

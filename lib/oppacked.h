@@ -273,9 +273,10 @@ typedef struct opp_varlen {
 /*! opp_packed_attention_workspace_size() :
  * Bytes of device workspace opp_packed_attention_fwd() needs for desc,
  * computed by the same planner that lays the workspace out. Pure host code.
- * The size: 256 bytes (the device guard's record), plus, when the call may
- * take the FAST path (algo FAST or AUTO, f16/bf16, D and Dv <= 128,
- * G = num_heads / kv_num_heads <= 64) and some sequence may have more than
+ * The size: 256 bytes (the device guard's record), plus, for shapes the
+ * FAST path splits (f16/bf16, D and Dv <= 128, G = num_heads / kv_num_heads
+ * <= 64; whatever desc->algo, so the size does not change with the
+ * algorithm) when some sequence may have more than
  * 1024 keys (max_seqlen_kv > 1024), the split-KV partials (decode): R rows
  * of num_heads * (v_head_size + 2) floats, 256-byte aligned, with
  *   R = min(ceil(max_seqlen_kv / 1024) * min(total_q, batch * floor(64 / G)),

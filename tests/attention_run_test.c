@@ -35,23 +35,28 @@ static size_t align256(size_t n) {
     return (n + 255) / 256 * 256;
 }
 
-/* The exact path needs exactly the 256-byte guard record, for any batch;
- * FAST / AUTO on 16-bit data with D <= 128 adds the split-KV partials only
- * when some sequence may exceed OPP__SPLIT_KEYS keys, sized by the bound
- * documented in lib/internal/attention_plan.h (recomputed here from the
- * descriptor). */
+/* 256 bytes (the guard record) unless some sequence may split: f32 never
+ * (no FAST kernel), 16-bit data with D <= 128 only above 1024 keys; the
+ * size is the same for every algorithm. */
 static void test_workspace_size_is_the_guard_record(void **state) {
     (void)state;
     opp_attention_desc_t d;
     good_desc(&d);
     size_t bytes = 1;
-    assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes)); /* AUTO, L_kv <= 400 */
+    assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes)); /* L_kv <= 400 */
     assert_int_equal(bytes, 256);
-    d.algo = OPP_ALGO_EXACT;
     d.total_q = d.total_kv = INT32_MAX;
     d.max_seqlen_q = d.max_seqlen_kv = INT32_MAX;
+    size_t auto_bytes = 0, exact_bytes = 0;
+    assert_opp_ok(opp_packed_attention_workspace_size(&d, &auto_bytes));
+    d.algo = OPP_ALGO_EXACT;
+    assert_opp_ok(opp_packed_attention_workspace_size(&d, &exact_bytes));
+    assert_true(auto_bytes > 256);
+    assert_int_equal(exact_bytes, auto_bytes);
+    d.head_size = d.v_head_size = 256; /* no split above DB 128 */
     assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
     assert_int_equal(bytes, 256);
+    d.head_size = d.v_head_size = 128;
     d.q_dtype = d.k_dtype = d.v_dtype = d.out_dtype = OPP_DTYPE_F32;
     d.algo = OPP_ALGO_AUTO;
     assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
