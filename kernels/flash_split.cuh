@@ -4,18 +4,22 @@
  *
  *   part_o  [P, Hq, Dv] float32  unnormalised partial O of one split
  *   part_ml [P, Hq] float2       (m sl, l) of the same rows
- *   P = off_b + s L_q + t: sequence b's splits, split-major, then its tokens
+ *   P = off_b + s ts + (t - (L_q - ts)): sequence b's splits, split-major,
+ *   then its split tokens t
  *
- * Which sequences split (a pure function of the sequence, so batch
- * invariance holds, DESIGN.md section 4): those whose G L_q packed query
- * rows fit OPP__SPLIT_ROWS and whose L_kv exceeds OPP__SPLIT_KEYS, on the
- * FAST rows with DB <= OPP__SPLIT_DMAX. Split s covers keys [s S, (s+1) S)
- * of the sequence, S = OPP__SPLIT_KEYS (fixed in keys, a multiple of BN, so
- * the key-block grid inside a split is the unsplit one); the last split
- * ends at L_kv. Every other sequence runs unsplit in the main launch.
+ * Which rows split: on the FAST rows with DB <= OPP__SPLIT_DMAX, the last
+ * ts = min(L_q, floor(OPP__SPLIT_ROWS / G)) query tokens of every sequence
+ * with L_kv > OPP__SPLIT_KEYS (all of a decode or speculative-decode
+ * sequence). The choice depends only on L_kv and on a token's distance from
+ * the end of its sequence, both the same packed and padded (queries are
+ * tail-aligned there), alone or in any batch: so a row's bits never depend
+ * on the layout or the batch (DESIGN.md section 4). Split s covers keys
+ * [s S, (s+1) S) of the sequence, S = OPP__SPLIT_KEYS (fixed in keys, a
+ * multiple of BN, so the key-block grid inside a split is the unsplit
+ * one); the last split ends at L_kv. The main launch runs every other row.
  * The combine adds the splits in ascending s (flash_combine_kernel), in the
  * same run, so the result never depends on scheduling.
- * off_b = sum over split sequences b' < b of ns_b' L_q(b'), recomputed by
+ * off_b = sum over sequences b' < b of ns_b' ts_b', recomputed by
  * each block from the lengths (a block reduction over b'): no scratch, no
  * extra launch, graph-safe.
  */
@@ -30,9 +34,11 @@
 #include "kernels/kernels.h"
 #include "lib/internal/problem.h"
 
-/* Does a sequence with nrows = G L_q packed rows and lkv keys split? */
-__device__ __forceinline__ bool flash_splits(int64_t nrows, int32_t lkv) {
-    return nrows >= 1 && nrows <= OPP__SPLIT_ROWS && lkv > OPP__SPLIT_KEYS;
+/* How many of a sequence's last query tokens run split (0: none), for lq
+ * queries, lkv keys and G query heads per kv head. */
+__device__ __forceinline__ int32_t flash_split_tokens(int32_t lq, int32_t lkv, int32_t g) {
+    const int32_t most = OPP__SPLIT_ROWS / g;
+    return lkv > OPP__SPLIT_KEYS ? (lq < most ? lq : most) : 0;
 }
 
 /* Number of splits of a sequence with lkv keys. */
@@ -61,8 +67,9 @@ struct flash_seq_src {
         for (int32_t i = threadIdx.x; i < b; i += blockDim.x) {
             int32_t lq, lkv;
             lengths(i, &lq, &lkv);
-            if (flash_splits((int64_t)lq * g, lkv)) {
-                acc += (long long)flash_split_count(lkv) * lq;
+            const int32_t ts = flash_split_tokens(lq, lkv, g);
+            if (ts > 0) {
+                acc += (long long)flash_split_count(lkv) * ts;
             }
         }
 #pragma unroll
@@ -95,7 +102,7 @@ struct flash_combine_args {
 };
 
 /* One combine item, sequence b and kv head hk, by the whole block: for
- * each of its G L_q rows and Dv columns, O = sum_s w_s O_s / sum_s w_s l_s
+ * each of its G ts split rows and Dv columns, O = sum_s w_s O_s / sum_s w_s l_s
  * with w_s = 2^(mu_s - M), M = max_s mu_s, in ascending s; LSE =
  * (M + log2 L) ln 2; a row that saw no key (M = -inf) gets O = 0 and
  * LSE = -inf. red: 32 int64 of shared memory. */
@@ -104,10 +111,11 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
                                    long long *red) {
     int32_t lq, lkv;
     a.src.lengths(b, &lq, &lkv);
-    const int64_t nrows = (int64_t)lq * a.g;
-    if (!flash_splits(nrows, lkv)) {
+    const int32_t ts = flash_split_tokens(lq, lkv, a.g);
+    if (ts == 0) {
         return; /* uniform: the main launch wrote this sequence */
     }
+    const int64_t nrows = (int64_t)ts * a.g; /* the rows of tokens lq - ts .. lq - 1 */
     const int64_t off = a.src.split_offset(b, red);
     const int32_t ns = flash_split_count(lkv);
     const int32_t hq = a.hkv * a.g;
@@ -123,15 +131,16 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
     const int32_t half = a.dv / 2; /* columns go in pairs (Dv is a multiple of 8) */
     for (int64_t e = threadIdx.x; e < nrows * half; e += blockDim.x) {
         const int32_t r = (int32_t)(e / half), c = 2 * (int32_t)(e % half);
-        const int32_t t = r / a.g, h = hk * a.g + (r - t * a.g);
+        const int32_t ti = r / a.g, h = hk * a.g + (r - ti * a.g); /* split token ti */
+        const int64_t t = (int64_t)lq - ts + ti;                   /* its token */
         float mx = -INFINITY;
         for (int32_t s = 0; s < ns; ++s) {
-            mx = fmaxf(mx, a.part_ml[(off + (int64_t)s * lq + t) * hq + h].x);
+            mx = fmaxf(mx, a.part_ml[(off + (int64_t)s * ts + ti) * hq + h].x);
         }
         float l = 0.0f, o0 = 0.0f, o1 = 0.0f;
         if (mx != -INFINITY) {
             for (int32_t s = 0; s < ns; ++s) {
-                const int64_t prow = (off + (int64_t)s * lq + t) * hq + h;
+                const int64_t prow = (off + (int64_t)s * ts + ti) * hq + h;
                 const float2 ml = a.part_ml[prow];
                 const float w = flash_exp2(ml.x - mx); /* 0 for a split the row does not see */
                 const float2 po = *(const float2 *)(a.part_o + prow * a.dv + c);
@@ -141,7 +150,7 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
             }
         }
         const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        *(uint32_t *)(og + (int64_t)t * a.out.row + (int64_t)h * a.out.head + c) =
+        *(uint32_t *)(og + t * a.out.row + (int64_t)h * a.out.head + c) =
             flash_type<DT>::pack(o0 * inv, o1 * inv);
         if (a.lse != NULL && c == 0) {
             a.lse[lse_base + h * a.lse_head + t] =

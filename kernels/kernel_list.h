@@ -102,11 +102,12 @@
         OPP__FLASH_D256_KERNELS(X)
 
 /* Split-KV of the FAST rows with DMAX <= OPP__SPLIT_DMAX
- * (kernels/flash_split.cuh): a sequence whose G L_q packed query rows fit
- * OPP__SPLIT_ROWS and whose L_kv exceeds OPP__SPLIT_KEYS runs as
- * ceil(L_kv / OPP__SPLIT_KEYS) splits of OPP__SPLIT_KEYS keys (fixed in keys,
- * a multiple of every BN), combined in ascending order in the same run; the
- * partials live in the workspace (lib/attention_plan.c). */
+ * (kernels/flash_split.cuh): in every sequence whose L_kv exceeds
+ * OPP__SPLIT_KEYS, the last min(L_q, OPP__SPLIT_ROWS / G) query tokens (a
+ * whole decode sequence) run as ceil(L_kv / OPP__SPLIT_KEYS) splits of
+ * OPP__SPLIT_KEYS keys (fixed in keys, a multiple of every BN), combined in
+ * ascending order in the same run; the partials live in the workspace
+ * (lib/attention_plan.c). */
 #define OPP__SPLIT_KEYS 1024
 #define OPP__SPLIT_ROWS 64
 #define OPP__SPLIT_DMAX 128

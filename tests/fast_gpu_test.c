@@ -84,13 +84,12 @@ static int has_keyless_rows(const opp_lb_t *lb) {
 
 // --- 1. batch invariance
 
-/* Does sequence b of lb run as split-KV on the FAST path
- * (kernels/flash_split.cuh)? */
+/* Do rows of sequence b of lb run as split-KV on the FAST path (its last
+ * min(L_q, 64 / G) tokens when L_kv > 1024; kernels/flash_split.cuh)? */
 static int splits(const opp_lb_t *lb, int32_t b) {
     const int32_t g = lb->num_heads / lb->kv_num_heads;
     return lb->head_size <= OPP__SPLIT_DMAX && lb->v_head_size <= OPP__SPLIT_DMAX &&
-           lb->lq[b] >= 1 && (int64_t)lb->lq[b] * g <= OPP__SPLIT_ROWS &&
-           lb->lkv[b] > OPP__SPLIT_KEYS;
+           lb->lq[b] >= 1 && g <= OPP__SPLIT_ROWS && lb->lkv[b] > OPP__SPLIT_KEYS;
 }
 
 /* Generated batches: FAST's bits for each sequence are the same packed, in

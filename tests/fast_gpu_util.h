@@ -50,7 +50,9 @@ int32_t opp_ft_cap_len(int32_t len);
  * sequences, decode, L_q > L_kv, L_q < L_kv); every 25th batch holds one
  * sequence of 2k..8k tokens; every 5th (i % 5 == 2) is decode-shaped: 0..16
  * queries against 0..5000 keys, often at the split-KV edges (1024 +- 1,
- * 2048 +- 1, 3073, 4096). Lengths capped by opp_ft_cap_len(). */
+ * 2048 +- 1, 3073, 4096). The padded layouts put a sequence's queries at the
+ * tail of S_q = max L_q rows, so their split rows (the last tokens) are
+ * checked against the packed ones too. Lengths capped by opp_ft_cap_len(). */
 void opp_ft_gen_batch(long i, uint64_t seed, opp_lb_t *lb);
 
 /* n sequences of random lengths 0..400 with lb's attributes (fillers for

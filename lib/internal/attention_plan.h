@@ -27,7 +27,8 @@ typedef struct opp__plan {
 } opp__plan_t;
 
 /* Partial rows the FAST split-KV path may need for p (0: none): a bound on
- * sum over split sequences of ceil(L_kv / S) L_q from the host-side
+ * sum over sequences with L_kv > S of ceil(L_kv / S) ts, ts = min(L_q, qmax)
+ * split tokens (kernels/flash_split.cuh), from the host-side
  * extents alone, min(ceil(max_kv / S) min(total_q, B qmax),
  * (floor(total_kv / S) + B) qmax), qmax = OPP__SPLIT_ROWS / G. */
 int64_t opp__plan_split_rows(const opp__problem_t *p);
