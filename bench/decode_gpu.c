@@ -171,8 +171,10 @@ void bench_gpu_decode_release(void) {
 
 // --- the check
 
-/* EXACT on sequence s alone into ex (out rows [Hq, D] and LSE [Hq]) on the
- * host; ws is a workspace for the one-sequence descriptor one. */
+/* EXACT on sequence s alone (descriptor one: batch 1; dev1 holds its output,
+ * cu_seqlens and workspace; q, k, v are pointed at sequence s's rows):
+ * h_out := its output [Hq, D], h_lse := its LSE [Hq]; *ms its time.
+ * @return : the run's or the device status. */
 static opp_status_t exact_one(const opp_attention_desc_t *one, int32_t s, opp_hgpu_packed_t *dev1,
                               float *lse_dev, void *h_out, float *h_lse, double *ms) {
     const size_t q_row = (size_t)one->num_heads * one->head_size * 2;
@@ -232,7 +234,7 @@ static void check_sampled(const bench_opts_t *o, const opp_attention_desc_t *des
         memcpy(fast + row * (size_t)i, (const uint16_t *)f->h_out + row * (size_t)s, row * 2);
         for (int32_t h = 0; h < H; ++h) {
             const double d = fabs((double)fast_lse[(size_t)h * B + s] - (double)lse[h]);
-            if (!(d <= lse_max)) { /* NaN counts as the worst */
+            if (!isnan(lse_max) && !(d <= lse_max)) { /* a NaN stays: the worst */
                 lse_max = d, lse_seq = s, lse_head = h;
             }
         }
