@@ -4,7 +4,11 @@ Plain Python (no torch at import time, so --help and --list run anywhere):
   attended_pairs()  the FLOP rule of DESIGN.md section 7, as oppbench and
                     ../shared/bench/torch_anchors.py count it
   sweep_cases()     oppbench --sweep's cases (bench/sweep.c), same order
+  decode_cases()    oppbench --decode-sweep's combinations (bench/decode_sweep.c),
+                    same order, the skipped ones marked
   list_line()       one case as the JSON object oppbench --list --json writes
+  skipped_line()    a skipped decode combination as oppbench --decode-sweep --list
+                    --json writes it
   json_lines()      the JSON objects among the lines of some log files
   md_table()        a markdown table
   cuda_median_ms()  CUDA-event timing like oppbench's (needs torch)
@@ -16,6 +20,12 @@ SWEEP_TOKENS = 16384  # OPP_SWEEP_TOKENS
 SWEEP_HIDDEN = 2048  # OPP_SWEEP_HIDDEN: heads = 2048 / D
 SWEEP_HEAD_SIZES = (64, 128, 256)
 SWEEP_LENGTHS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+DECODE_GROUPS = (1, 4, 8)  # heads = 8 * G
+DECODE_BATCHES = (1, 8, 64, 256)
+DECODE_LENGTHS = (1024, 4096, 16384, 65536, 131072)
+DECODE_KV_HEADS = 8  # OPP_DECODE_KV_HEADS
+DECODE_HEAD_SIZE = 128  # OPP_DECODE_HEAD_SIZE
+DECODE_MAX_KV_BYTES = 16 << 30  # OPP_DECODE_MAX_KV_BYTES
 
 
 def attended_pairs(lq, lkv, causal):
@@ -49,13 +59,45 @@ def sweep_cases():
     return cases
 
 
+def decode_cases():
+    """The decode sweep's 60 combinations as dicts (sweep_cases()' keys, with
+    seqlen_q = 1 and seqlen = L_kv), plus kv_bytes (K + V), bytes (K + V
+    read, Q read, out written: what GB/s counts) and skipped (kv_bytes above
+    the 16 GiB cap)."""
+    cases = []
+    d, hk = DECODE_HEAD_SIZE, DECODE_KV_HEADS
+    for g in DECODE_GROUPS:
+        for batch in DECODE_BATCHES:
+            for length in DECODE_LENGTHS:
+                heads = hk * g
+                kv_bytes = batch * length * hk * (d + d) * 2
+                cases.append(dict(
+                    workload="decode_g%d_b%d_kv%d" % (g, batch, length), dtype="bf16",
+                    batch=batch, heads=heads, kv_heads=hk, head_size=d, causal=False,
+                    softcap=0, seqlen_q=1, seqlen=length, pairs=batch * length,
+                    flops=4 * batch * length * heads * d, kv_bytes=kv_bytes,
+                    bytes=kv_bytes + batch * heads * (d + d) * 2, group=g,
+                    skipped=kv_bytes > DECODE_MAX_KV_BYTES))
+    return cases
+
+
 def list_line(c):
-    """The JSON object of oppbench --list --json for case c."""
-    return dict(workload=c["workload"], dtype=c["dtype"], batch=c["batch"], heads=c["heads"],
-                kv_heads=c["kv_heads"], head_size=c["head_size"], causal=c["causal"],
-                softcap=c["softcap"], total_q=c["batch"] * c["seqlen"],
-                total_kv=c["batch"] * c["seqlen"], max_seqlen_q=c["seqlen"],
-                max_seqlen_kv=c["seqlen"], pairs=c["pairs"], flops=c["flops"])
+    """The JSON object of oppbench --list --json for case c (with "bytes"
+    for a decode case, as oppbench --decode-sweep --list --json)."""
+    lq = c.get("seqlen_q", c["seqlen"])
+    out = dict(workload=c["workload"], dtype=c["dtype"], batch=c["batch"], heads=c["heads"],
+               kv_heads=c["kv_heads"], head_size=c["head_size"], causal=c["causal"],
+               softcap=c["softcap"], total_q=c["batch"] * lq,
+               total_kv=c["batch"] * c["seqlen"], max_seqlen_q=lq,
+               max_seqlen_kv=c["seqlen"], pairs=c["pairs"], flops=c["flops"])
+    if "bytes" in c:
+        out["bytes"] = c["bytes"]
+    return out
+
+
+def skipped_line(c):
+    """The JSON object of oppbench --decode-sweep --list --json for a skipped case."""
+    return dict(workload=c["workload"], skipped=True, kv_bytes=c["kv_bytes"])
 
 
 def select(cases, only):

@@ -5,6 +5,7 @@ Reads the JSON lines of any number of log files (other lines are skipped):
                       (the workloads and, with --sweep, the sweep_* cases)
   torch_anchors.py    {"workload", "impl": "torch_flash2_varlen"|"padded_sdpa_cudnn"|..., "ms"}
   fa2_sweep.py        {"workload": "sweep_...", "impl": "fa2", "median_ms", "tflops"}
+                      (with --decode the decode_* cases, with "gbps", "bw_fraction")
   fa2_accuracy.py     {"workload", "impl": "accuracy", "ours_max_abs", "fa2_max_abs", ...}
 and prints
   1. workloads: workload | ours FAST ms | TFLOP/s | FA2 ms | TFLOP/s |
@@ -14,6 +15,11 @@ and prints
   3. sweep, one row per case: case | ours FAST ms | TFLOP/s | FA2 ms |
      TFLOP/s | ours/FA2 speed | check; then TFLOP/s "ours / FA2" per (D,
      causal) and L, and the geometric mean of the speed ratio.
+  4. decode sweep (oppbench --decode-sweep, fa2_sweep.py --decode), one row
+     per case: case | ours FAST ms | GB/s | of copy BW | FA2 ms | GB/s | of
+     copy BW | ours/FA2 speed | check; then GB/s "ours / FA2" per (G,
+     batch) and L_kv, and the geometric mean of the speed ratio. Each
+     side's fraction is of the copy bandwidth measured in its own process.
 Missing numbers print as '-'. Plain Python, no torch.
 
   python3 compare.py LOG... [--out PATH]
@@ -24,7 +30,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import SWEEP_LENGTHS, fmt, json_lines, md_table, sweep_cases  # noqa: E402
+from bench_common import (DECODE_LENGTHS, SWEEP_LENGTHS, decode_cases, fmt,  # noqa: E402
+                          json_lines, md_table, sweep_cases)
 from fa2_accuracy import tables as accuracy_tables  # noqa: E402
 
 
@@ -80,6 +87,51 @@ def sweep_tables(ours, fa2):
     return text
 
 
+def pct(x):
+    return fmt(None if x is None else 100.0 * x, "%.1f%%")
+
+
+def decode_tables(ours, fa2):
+    rows, ratios, pivot, bw = [], [], {}, {}
+    for c in decode_cases():
+        n = c["workload"]
+        o, f = ours.get((n, "fast")), fa2.get(n)
+        if c["skipped"] or (o is None and f is None):
+            continue
+        o, f = o or {}, f or {}
+        for side, row in (("ours", o), ("FA2", f)):
+            if row.get("bw_gbps") is not None:
+                bw.setdefault(side, row["bw_gbps"])
+        r = speed(o.get("median_ms"), f.get("median_ms"))
+        if r:
+            ratios.append(r)
+        rows.append((n, fmt(o.get("median_ms"), "%.4f"), fmt(o.get("gbps"), "%.0f"),
+                     pct(o.get("bw_fraction")), fmt(f.get("median_ms"), "%.4f"),
+                     fmt(f.get("gbps"), "%.0f"), pct(f.get("bw_fraction")), fmt(r, "%.2f"),
+                     o.get("validation") or f.get("error")))
+        cell = "%s / %s" % (fmt(o.get("gbps"), "%.0f") or "-", fmt(f.get("gbps"), "%.0f") or "-")
+        pivot.setdefault((c["group"], c["batch"]), {})[c["seqlen"]] = cell
+    if not rows:
+        return ""
+    text = md_table(["case", "ours FAST ms", "GB/s", "of copy BW", "FA2 ms", "GB/s",
+                     "of copy BW", "ours/FA2 speed", "check"], rows)
+    text += ("\n\nGB/s = (K + V read + Q read + out written) / median ms; copy bandwidth "
+             "(device-to-device copy, read + write, measured in each process): ours %s GB/s, "
+             "FA2 %s GB/s" % (fmt(bw.get("ours"), "%.0f") or "-",
+                              fmt(bw.get("FA2"), "%.0f") or "-"))
+    text += "\n\nGB/s, ours FAST / FA2 (bf16, D 128, 8 KV heads, heads = 8 G, one query):\n\n"
+    text += md_table(["G", "batch"] + ["L_kv=%d" % n for n in DECODE_LENGTHS],
+                     [(g, b) + tuple(cells.get(n) for n in DECODE_LENGTHS)
+                      for (g, b), cells in sorted(pivot.items())])
+    skipped = [c["workload"] for c in decode_cases() if c["skipped"]]
+    text += "\n\nskipped (K + V > 16 GiB): " + ", ".join(skipped)
+    if ratios:
+        geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        text += ("\n\nours/FA2 speed over %d decode cases: geometric mean %.2f, min %.2f, max %.2f"
+                 % (len(ratios), geo, min(ratios), max(ratios)))
+    return text
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -92,13 +144,14 @@ def main(argv=None):
         print("compare: missing input(s): %s" % ", ".join(missing), file=sys.stderr)
         return 2
     ours, anchors, fa2, accuracy, names = {}, {}, {}, [], []
+    decode_names = {c["workload"] for c in decode_cases()}
     for r in json_lines(a.logs):
         n, impl = r.get("workload"), r.get("impl")
         if n is None or impl is None:
             continue
         if impl in ("exact", "fast", "cublas"):
             ours[(n, impl)] = r
-            if not n.startswith("sweep_") and n not in names:
+            if not n.startswith("sweep_") and n not in decode_names and n not in names:
                 names.append(n)
         elif impl == "fa2":
             fa2[n] = r
@@ -116,8 +169,12 @@ def main(argv=None):
     sweep = sweep_tables(ours, fa2)
     if sweep:
         parts.append("### Sweep (FAST vs FA2 varlen, median ms)\n\n" + sweep)
+    decode = decode_tables(ours, fa2)
+    if decode:
+        parts.append("### Decode sweep (FAST vs FA2 varlen, median ms, GB/s)\n\n" + decode)
     if not parts:
-        print("compare: no oppbench, anchor, accuracy or sweep lines in %s" % ", ".join(a.logs),
+        print("compare: no oppbench, anchor, accuracy, sweep or decode lines in %s"
+              % ", ".join(a.logs),
               file=sys.stderr)
         return 2
     text = "\n\n".join(parts)

@@ -3,8 +3,10 @@
  * kernel, the FAST (tensor-core) kernel - and the cuBLAS padded
  * Attention-24 reference on the fixed workloads of
  * ../shared/bench/workloads.json (DESIGN.md §7), or of FAST alone on a
- * synthetic sweep (--sweep, bench/sweep.c). Validates before it times
- * (bench/oppbench_gpu.c, bench/sweep_gpu.c), then prints
+ * synthetic sweep (--sweep, bench/sweep.c) or decode sweep (--decode-sweep,
+ * bench/decode_sweep.c: GB/s and the fraction of a copy bandwidth measured
+ * in the same process). Validates before it times (bench/oppbench_gpu.c,
+ * bench/sweep_gpu.c, bench/decode_gpu.c), then prints
  *   workload | impl | kernel | ms (median) | ms (min) | TFLOP/s | validation
  * and one JSON line per (workload, impl). After each workload a progress
  * line with elapsed time and ETA (harness/progress.h), at the end its
@@ -13,7 +15,8 @@
  *
  *   bazel build -c opt //bench:oppbench
  *   bazel-bin/bench/oppbench --help
- *   bazel-bin/bench/oppbench --list          (no GPU needed; --sweep --list too)
+ *   bazel-bin/bench/oppbench --list          (no GPU needed; --sweep --list and
+ *                                             --decode-sweep --list too)
  *   on the GPU machine: bash stage/run_all.sh --no-tests --bench   (bench/README.md)
  *
  * Exit status: 0 every selected workload validated, 1 a validation failed,
@@ -44,9 +47,16 @@ static const char *workloads_path(const bench_opts_t *o, char *buf, size_t size)
     return buf;
 }
 
-/* The workload set: the file's, or with --sweep the synthetic sweep. */
+/* The workload set: the file's, or with --sweep / --decode-sweep a synthetic one. */
 static int load_set(const bench_opts_t *o, opp_workload_set_t *set, char *path, size_t path_size) {
     char err[1024];
+    if (o->decode_sweep) {
+        snprintf(path, path_size, "the decode sweep (bench/decode_sweep.c)");
+        if (opp_decode_sweep_workloads(set) != 0) {
+            BENCH_DIE("out of host memory");
+        }
+        return 0;
+    }
     if (o->sweep) {
         snprintf(path, path_size, "the sweep (bench/sweep.c)");
         if (opp_sweep_workloads(set) != 0) {
@@ -68,8 +78,9 @@ static int run_one(const bench_opts_t *o, const opp_workload_t *w, int index, FI
                    bench_result_t *rows, int *n_rows) {
     bench_result_t res[BENCH_IMPLS];
     int want[BENCH_IMPLS], failed;
-    if (o->sweep) {
-        failed = bench_gpu_sweep_run(o, w, &res[BENCH_IMPL_FAST]) != 0;
+    if (o->sweep || o->decode_sweep) {
+        failed = (o->sweep ? bench_gpu_sweep_run(o, w, &res[BENCH_IMPL_FAST])
+                           : bench_gpu_decode_run(o, w, &res[BENCH_IMPL_FAST])) != 0;
         for (int k = 0; k < BENCH_IMPLS; ++k) {
             want[k] = k == BENCH_IMPL_FAST;
         }
@@ -117,7 +128,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "oppbench: --only: %s\n", err);
         return 2;
     }
-    printf("oppbench: %d of %d %s from %s\n", n_sel, set.count, o.sweep ? "cases" : "workloads",
+    const int synthetic = o.sweep || o.decode_sweep;
+    printf("oppbench: %d of %d %s from %s\n", n_sel, set.count, synthetic ? "cases" : "workloads",
            path);
     FILE *jf = NULL;
     if (o.json_path != NULL && (jf = fopen(o.json_path, "w")) == NULL) {
@@ -125,7 +137,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (o.list) {
-        bench_list_workloads(&set, selected, jf);
+        bench_list_workloads(&set, selected, o.decode_sweep, jf);
+        if (o.decode_sweep && o.only == NULL) {
+            bench_list_decode_skipped(jf);
+        }
         if (jf != NULL) {
             fclose(jf);
         }
@@ -135,7 +150,7 @@ int main(int argc, char **argv) {
     }
     printf("reps %d, warm-up %d, impl", o.reps, o.warmup);
     for (int k = 0, first = 1; k < BENCH_IMPLS; ++k) {
-        if (o.sweep ? k == BENCH_IMPL_FAST : o.impl[k]) {
+        if (synthetic ? k == BENCH_IMPL_FAST : o.impl[k]) {
             printf("%s%s", first ? " " : ",", bench_impl_name(k));
             first = 0;
         }
@@ -143,6 +158,9 @@ int main(int argc, char **argv) {
     printf(", max %.0f s per impl, seed %llu%s%s\n", o.max_seconds, (unsigned long long)o.seed,
            o.dump_dir ? ", dump to " : "", o.dump_dir ? o.dump_dir : "");
     bench_gpu_init(&o);
+    if (o.decode_sweep) {
+        bench_gpu_decode_init(&o, &set, selected);
+    }
     bench_result_t *rows = calloc((size_t)n_sel * BENCH_IMPLS + 1, sizeof(bench_result_t));
     if (rows == NULL) {
         BENCH_DIE("out of host memory");
@@ -164,9 +182,14 @@ int main(int argc, char **argv) {
     }
     opp_progress_done(&progress);
     bench_gpu_sweep_release();
+    bench_gpu_decode_release();
     bench_gpu_shutdown();
-    bench_print_table(rows, n_rows);
-    printf("\n%d %s, %d validated, %d FAILED\n", n_sel, o.sweep ? "cases" : "workloads",
+    if (o.decode_sweep) {
+        bench_print_decode_table(rows, n_rows);
+    } else {
+        bench_print_table(rows, n_rows);
+    }
+    printf("\n%d %s, %d validated, %d FAILED\n", n_sel, synthetic ? "cases" : "workloads",
            n_sel - failed, failed);
     if (jf != NULL) {
         fclose(jf);

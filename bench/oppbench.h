@@ -44,6 +44,11 @@ typedef struct bench_result {
     size_t workspace_bytes; /* of this implementation */
     char validation[200];   /* what validation found, one line */
     char note[120];         /* e.g. "single run: 75.2 s > --max-seconds-per-impl" */
+    int has_bytes;          /* decode sweep: bytes, gbps, bw_gbps, bw_fraction are valid */
+    double bytes;           /* opp_workload_min_bytes(): K + V read, Q read, out written */
+    double gbps;            /* bytes / median (when timed) */
+    double bw_gbps;         /* the copy bandwidth measured in the same process */
+    double bw_fraction;     /* gbps / bw_gbps (when timed) */
 } bench_result_t;
 
 /* Zeroes r and sets the workload name, impl and FLOPs of w. */
@@ -72,6 +77,19 @@ int bench_gpu_sweep_run(const bench_opts_t *o, const opp_workload_t *w, bench_re
  * last shape); nothing when there are none. */
 void bench_gpu_sweep_release(void);
 
+/* The decode sweep (bench/decode_gpu.c). bench_gpu_decode_init() measures
+ * the copy bandwidth (printed, with a JSON line {"bandwidth": ...}) and
+ * fills the inputs the selected cases of set share; bench_gpu_decode_run()
+ * checks one case (NaN/inf everywhere; --decode-check-seqs sequences and
+ * their LSE against EXACT), times it and fills *res (impl "fast", with
+ * bytes, GB/s and the fraction of the copy bandwidth). Returns 0 when
+ * validated or unsupported, else 1. bench_gpu_decode_release() frees the
+ * inputs (nothing when there are none). Exit on a CUDA error. */
+void bench_gpu_decode_init(const bench_opts_t *o, const opp_workload_set_t *set,
+                           const int *selected);
+int bench_gpu_decode_run(const bench_opts_t *o, const opp_workload_t *w, bench_result_t *res);
+void bench_gpu_decode_release(void);
+
 // --- output (bench/report.c)
 
 /* One JSON line for r (format in bench/README.md). */
@@ -80,9 +98,19 @@ void bench_json_line(FILE *f, const bench_result_t *r);
 /* The table of rows: workload | impl | ms (median) | ms (min) | TFLOP/s | validation. */
 void bench_print_table(const bench_result_t *rows, int n);
 
+/* The decode sweep's table: case | kernel | ms (median) | ms (min) | GB/s |
+ * of copy BW | validation. */
+void bench_print_decode_table(const bench_result_t *rows, int n);
+
 /* --list: the selected workloads with tokens, attended pairs and GFLOP; with
  * json != NULL also one JSON line each (bench/fa2_sweep.py --list prints
- * the same fields). */
-void bench_list_workloads(const opp_workload_set_t *set, const int *selected, FILE *json);
+ * the same fields), with "bytes" (opp_workload_min_bytes) when with_bytes. */
+void bench_list_workloads(const opp_workload_set_t *set, const int *selected, int with_bytes,
+                          FILE *json);
+
+/* --decode-sweep --list: the skipped combinations ("skipped: NAME (K + V
+ * 32.0 GiB > the 16 GiB cap)"); with json != NULL also a JSON line each,
+ * {"workload": NAME, "skipped": true, "kv_bytes": N}. */
+void bench_list_decode_skipped(FILE *json);
 
 #endif /* OPP_BENCH_OPPBENCH_H */

@@ -24,6 +24,7 @@ void bench_opts_default(bench_opts_t *o) {
     o->max_seconds = 60.0;
     o->seed = 1;
     o->sweep_check_max_gflop = 2500.0;
+    o->decode_check_seqs = 4;
 }
 
 void bench_usage(FILE *f) {
@@ -55,9 +56,17 @@ void bench_usage(FILE *f) {
             "  --sweep-check-max-gflop X sweep: check FAST against EXACT on the first\n"
             "                            sequence when that costs at most X GFLOP (default\n"
             "                            2500: every case); NaN/inf is always checked\n"
-            "  --list                    list the workloads (or, with --sweep, the sweep\n"
-            "                            cases) with their FLOPs and exit (no GPU); with\n"
-            "                            --json also write them as JSON lines\n"
+            "  --decode-sweep            time FAST alone on the decode sweep (bf16, D 128,\n"
+            "                            8 KV heads, group 1/4/8, batch 1..256, one query\n"
+            "                            against 1k..128k keys; K + V <= 16 GiB), GB/s and\n"
+            "                            the fraction of a copy bandwidth measured first\n"
+            "  --decode-check-seqs N     decode sweep: check N sequences of each case\n"
+            "                            (evenly spaced, first and last included) against\n"
+            "                            EXACT (default 4); NaN/inf is always checked\n"
+            "  --list                    list the workloads (or, with --sweep or\n"
+            "                            --decode-sweep, the cases, and the skipped ones)\n"
+            "                            with their FLOPs and exit (no GPU); with --json\n"
+            "                            also write them as JSON lines\n"
             "  --help                    this text\n"
             "Exit status: 0 all validated, 1 a validation failed, 2 error.\n");
 }
@@ -108,10 +117,22 @@ static int parse_impls(const char *s, int impl[BENCH_IMPLS]) {
     }
 }
 
-/* Options --sweep rules out, and the one only it allows. */
-enum { SEEN_IMPL, SEEN_DUMP, SEEN_WORKLOADS, SEEN_CPU_REF, SEEN_SWEEP_CHECK, SEEN_COUNT };
-static const char *const seen_names[SEEN_COUNT] = {
-    "--impl", "--dump", "--workloads", "--cpu-ref-max-gflop", "--sweep-check-max-gflop"};
+/* Options the sweeps rule out, and the ones only one sweep allows. */
+enum {
+    SEEN_IMPL,
+    SEEN_DUMP,
+    SEEN_WORKLOADS,
+    SEEN_CPU_REF,
+    SEEN_SWEEP_CHECK,
+    SEEN_DECODE_CHECK,
+    SEEN_COUNT
+};
+static const char *const seen_names[SEEN_COUNT] = {"--impl",
+                                                   "--dump",
+                                                   "--workloads",
+                                                   "--cpu-ref-max-gflop",
+                                                   "--sweep-check-max-gflop",
+                                                   "--decode-check-seqs"};
 
 /* One "--name" with its value. */
 static int parse_one(const char *name, const char *val, bench_opts_t *o, int seen[SEEN_COUNT],
@@ -160,6 +181,12 @@ static int parse_one(const char *name, const char *val, bench_opts_t *o, int see
             return bad(err, size, name, val);
         }
         seen[SEEN_SWEEP_CHECK] = 1;
+    } else if (strcmp(name, "--decode-check-seqs") == 0) {
+        if (parse_num(val, 1, 100000, &x) != 0 || x != (double)(int)x) {
+            return bad(err, size, name, val);
+        }
+        o->decode_check_seqs = (int)x;
+        seen[SEEN_DECODE_CHECK] = 1;
     } else if (strcmp(name, "--flush-mib") == 0) {
         if (parse_num(val, 1, 65536, &x) != 0 || x != (double)(int)x) {
             return bad(err, size, name, val);
@@ -178,8 +205,9 @@ int bench_parse_args(int argc, char **argv, bench_opts_t *o, char *err, size_t s
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             return 1;
         }
-        if (strcmp(a, "--list") == 0 || strcmp(a, "--sweep") == 0) {
-            *(a[2] == 'l' ? &o->list : &o->sweep) = 1;
+        if (strcmp(a, "--list") == 0 || strcmp(a, "--sweep") == 0 ||
+            strcmp(a, "--decode-sweep") == 0) {
+            *(a[2] == 'l' ? &o->list : a[2] == 's' ? &o->sweep : &o->decode_sweep) = 1;
             continue;
         }
         /* --opt VALUE or --opt=VALUE */
@@ -199,12 +227,21 @@ int bench_parse_args(int argc, char **argv, bench_opts_t *o, char *err, size_t s
             return rc;
         }
     }
+    if (o->sweep && o->decode_sweep) {
+        return fail(err, size, "--sweep and --decode-sweep exclude each other (see --help)");
+    }
     for (int s = 0; s < SEEN_COUNT; ++s) {
-        const int needs_sweep = s == SEEN_SWEEP_CHECK;
-        if (seen[s] && o->sweep != needs_sweep) {
-            return fail(err, size, "%s %s --sweep (see --help)", seen_names[s],
-                        needs_sweep ? "needs" : "does not apply with");
+        const int needs = s == SEEN_SWEEP_CHECK ? 1 : s == SEEN_DECODE_CHECK ? 2 : 0;
+        const int mode = o->sweep ? 1 : o->decode_sweep ? 2 : 0;
+        if (!seen[s] || mode == needs) {
+            continue;
         }
+        if (needs != 0) {
+            return fail(err, size, "%s needs %s (see --help)", seen_names[s],
+                        needs == 1 ? "--sweep" : "--decode-sweep");
+        }
+        return fail(err, size, "%s does not apply with %s (see --help)", seen_names[s],
+                    mode == 1 ? "--sweep" : "--decode-sweep");
     }
     return 0;
 }

@@ -31,17 +31,21 @@ typedef struct bench_opts {
     const char *dump_dir;         /* write each workload's tensors here (NULL: no) */
     int sweep;                    /* time FAST on the synthetic sweep, not the workload file */
     double sweep_check_max_gflop; /* sweep: EXACT check of the first sequence up to this */
+    int decode_sweep;             /* time FAST on the decode sweep (bench/decode_sweep.c) */
+    int decode_check_seqs;        /* decode sweep: sequences per case checked against EXACT */
 } bench_opts_t;
 
 /* The defaults: 20 reps, 3 warm-ups, every implementation, 60 s per
- * implementation, seed 1, sweep check up to 2500 GFLOP (all of it). */
+ * implementation, seed 1, sweep check up to 2500 GFLOP (all of it), 4
+ * sequences per decode-sweep case checked against EXACT. */
 void bench_opts_default(bench_opts_t *o);
 
 /*! bench_parse_args() :
  * Parses argv[1..argc-1] into o (which holds the defaults). Options take
  * "--opt VALUE" or "--opt=VALUE"; --impl is a comma list of exact, fast,
- * cublas without repeats or empty items; --sweep excludes --impl, --dump,
- * --workloads and --cpu-ref-max-gflop; --sweep-check-max-gflop needs --sweep.
+ * cublas without repeats or empty items; --sweep and --decode-sweep each
+ * exclude --impl, --dump, --workloads, --cpu-ref-max-gflop and each other;
+ * --sweep-check-max-gflop needs --sweep, --decode-check-seqs --decode-sweep.
  * @return : 0 parsed; 1 --help was asked for (nothing else done); 2 an
  *           error, with a one-line message in err ("bad value for --impl:
  *           'exact,exact' (see --help)"). */

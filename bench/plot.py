@@ -6,7 +6,8 @@ with '{' are skipped; a line that does must be a JSON object):
                       (the workloads and, with --sweep, the sweep_* cases)
   torch_anchors.py    {"workload", "impl": "torch_flash2_varlen"|"padded_sdpa_cudnn"|..., "tflops"}
   fa2_sweep.py        {"workload": "sweep_d<D>_<causal|noncausal>_L<L>", "impl": "fa2", "tflops"}
-(fa2_accuracy.py's lines and torch_anchors.py's "env" line are ignored) and
+(fa2_accuracy.py's lines, torch_anchors.py's "env" line and the decode sweep's
+decode_g<G>_b<B>_kv<L> cases - GB/s, tabled by compare.py - are ignored) and
 draws, into one PNG, what it found:
   1. workloads: TFLOP/s per workload, ours FAST beside the FA2 varlen and
      cuDNN (padded SDPA) anchors (no bar where a number is missing: "n/a");
@@ -29,6 +30,7 @@ import re
 import sys
 
 SWEEP_NAME = re.compile(r"^sweep_d(\d+)_(causal|noncausal)_L(\d+)$")
+DECODE_NAME = re.compile(r"^decode_g\d+_b\d+_kv\d+$")  # oppbench --decode-sweep
 OURS_IMPLS = ("exact", "fast", "cublas")
 # The bars of the workload chart: (where the number comes from, legend label).
 WORKLOAD_BARS = (("fast", "ours FAST"), ("torch_flash2_varlen", "FA2 varlen"),
@@ -83,8 +85,8 @@ def _add_row(data, obj, where):
         return  # torch_anchors.py's {"env": ...} line and the like
     if not isinstance(name, str) or not name or not isinstance(impl, str) or not impl:
         raise InputError("%s: \"workload\" and \"impl\" must be non-empty strings" % where)
-    if impl == "accuracy":
-        return  # fa2_accuracy.py: not a speed
+    if impl == "accuracy" or DECODE_NAME.match(name):
+        return  # fa2_accuracy.py: not a speed; the decode sweep: GB/s, in compare.py's table
     tflops = _tflops(obj, where)
     if name.startswith("sweep_"):
         m = SWEEP_NAME.match(name)

@@ -39,6 +39,14 @@ void bench_json_line(FILE *f, const bench_result_t *r) {
     if (r->has_err) {
         fprintf(f, ",\"max_abs_err\":%.6g,\"rms_err\":%.6g", r->max_abs_err, r->rms_err);
     }
+    if (r->has_bytes) {
+        fprintf(f, ",\"bytes\":%.17g,\"bw_gbps\":%.6g", r->bytes, r->bw_gbps);
+        if (r->timed) {
+            fprintf(f, ",\"gbps\":%.6g,\"bw_fraction\":%.6g", r->gbps, r->bw_fraction);
+        } else {
+            fprintf(f, ",\"gbps\":null,\"bw_fraction\":null");
+        }
+    }
     fprintf(f, ",\"validation\":");
     bench_json_write_string(f, r->validation);
     if (r->note[0] != '\0') {
@@ -70,7 +78,52 @@ void bench_print_table(const bench_result_t *rows, int n) {
     }
 }
 
-void bench_list_workloads(const opp_workload_set_t *set, const int *selected, FILE *json) {
+void bench_print_decode_table(const bench_result_t *rows, int n) {
+    printf("\n%-24s | %-20s | %11s | %9s | %7s | %10s | %s\n", "case", "kernel", "ms (median)",
+           "ms (min)", "GB/s", "of copy BW", "validation");
+    printf("%.24s-+-%.20s-+-%.11s-+-%.9s-+-%.7s-+-%.10s-+-%.40s\n",
+           "------------------------------", "----------------------", "-------------",
+           "-----------", "---------", "------------",
+           "------------------------------------------------");
+    for (int i = 0; i < n; ++i) {
+        const bench_result_t *r = &rows[i];
+        const char *kernel = r->kernel[0] != '\0' ? r->kernel : "-";
+        if (r->timed) {
+            printf("%-24s | %-20s | %11.4f | %9.4f | %7.0f | %9.1f%% | %s%s%s%s\n", r->workload,
+                   kernel, r->median_ms, r->min_ms, r->gbps, 100.0 * r->bw_fraction, r->validation,
+                   r->note[0] ? " [" : "", r->note, r->note[0] ? "]" : "");
+        } else {
+            printf("%-24s | %-20s | %11s | %9s | %7s | %10s | %s\n", r->workload, kernel, "-", "-",
+                   "-", "-", r->validation);
+        }
+    }
+    if (n > 0) {
+        printf("GB/s counts K + V read, Q read and out written once (bytes / median); the copy "
+               "bandwidth: %.0f GB/s (cudaMemcpy device to device, read + write)\n",
+               rows[0].bw_gbps);
+    }
+}
+
+void bench_list_decode_skipped(FILE *json) {
+    opp_decode_case_t cases[OPP_DECODE_COMBINATIONS];
+    opp_decode_sweep_cases(cases);
+    for (int i = 0; i < OPP_DECODE_COMBINATIONS; ++i) {
+        const opp_decode_case_t *c = &cases[i];
+        if (!c->skipped) {
+            continue;
+        }
+        printf("skipped: %s (K + V %.1f GiB > the %.0f GiB cap)\n", c->name,
+               (double)c->kv_bytes / 1073741824.0, (double)OPP_DECODE_MAX_KV_BYTES / 1073741824.0);
+        if (json != NULL) {
+            fprintf(json, "{\"workload\":");
+            bench_json_write_string(json, c->name);
+            fprintf(json, ",\"skipped\":true,\"kv_bytes\":%lld}\n", (long long)c->kv_bytes);
+        }
+    }
+}
+
+void bench_list_workloads(const opp_workload_set_t *set, const int *selected, int with_bytes,
+                          FILE *json) {
     printf("%-28s %-5s %5s %4s %4s %4s %-6s %7s %9s %9s %7s %7s %15s %10s\n", "workload", "dtype",
            "B", "Hq", "Hkv", "D", "causal", "softcap", "total_q", "total_kv", "max_lq", "max_lkv",
            "attended pairs", "GFLOP");
@@ -99,9 +152,13 @@ void bench_list_workloads(const opp_workload_set_t *set, const int *selected, FI
         fprintf(json,
                 ",\"dtype\":\"%s\",\"batch\":%d,\"heads\":%d,\"kv_heads\":%d,\"head_size\":%d,"
                 "\"causal\":%s,\"softcap\":%.9g,\"total_q\":%lld,\"total_kv\":%lld,"
-                "\"max_seqlen_q\":%d,\"max_seqlen_kv\":%d,\"pairs\":%lld,\"flops\":%.17g}\n",
+                "\"max_seqlen_q\":%d,\"max_seqlen_kv\":%d,\"pairs\":%lld,\"flops\":%.17g",
                 opp_dtype_name(w->dtype), (int)w->batch, (int)w->heads, (int)w->kv_heads,
                 (int)w->head_size, w->causal ? "true" : "false", (double)w->softcap, (long long)tq,
                 (long long)tkv, (int)mq, (int)mkv, (long long)pairs, opp_workload_flops(w));
+        if (with_bytes) {
+            fprintf(json, ",\"bytes\":%.17g", opp_workload_min_bytes(w));
+        }
+        fprintf(json, "}\n");
     }
 }

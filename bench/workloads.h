@@ -100,4 +100,47 @@ void opp_workload_tokens(const opp_workload_t *w, int64_t *total_q, int64_t *tot
  * @return : 0, or -1 when out of memory (set left empty). */
 int opp_sweep_workloads(opp_workload_set_t *set);
 
+/* The decode sweep (bench/decode_sweep.c), issue 11: one query per sequence
+ * against a long KV cache. bf16, D = Dv = OPP_DECODE_HEAD_SIZE,
+ * kv_heads = OPP_DECODE_KV_HEADS, heads = kv_heads * G for the group sizes
+ * G in {1, 4, 8}, batch in {1, 8, 64, 256}, L_kv in {1024, 4096, 16384,
+ * 65536, 131072} (every sequence L_q = 1, L_kv), not causal, no softcap.
+ * Names: decode_g<G>_b<batch>_kv<L_kv>, in the order G, batch, L_kv
+ * ascending (60 combinations). A combination whose K + V
+ * (batch * L_kv * kv_heads * (D + Dv) * 2 bytes) exceeds
+ * OPP_DECODE_MAX_KV_BYTES is skipped (9 of them: batch 256 with L_kv >=
+ * 65536, batch 64 with L_kv = 131072), so 51 cases run.
+ * bench/fa2_sweep.py --decode lists the same cases and the same skipped
+ * ones (tests/bench_scripts_test.sh). */
+#define OPP_DECODE_KV_HEADS     8
+#define OPP_DECODE_HEAD_SIZE    128
+#define OPP_DECODE_MAX_KV_BYTES ((int64_t)16 << 30)
+#define OPP_DECODE_COMBINATIONS 60
+
+/* One combination of the decode sweep. */
+typedef struct opp_decode_case {
+    char name[OPP_WORKLOAD_NAME_BYTES];
+    int32_t group, batch, lkv;
+    int64_t kv_bytes; /* K + V bytes: batch * lkv * kv_heads * (D + Dv) * 2 */
+    int skipped;      /* kv_bytes > OPP_DECODE_MAX_KV_BYTES: not run */
+} opp_decode_case_t;
+
+/*! opp_decode_sweep_cases() :
+ * Fills cases[0 .. OPP_DECODE_COMBINATIONS) with every combination, skipped
+ * ones included, in the order above. */
+void opp_decode_sweep_cases(opp_decode_case_t cases[OPP_DECODE_COMBINATIONS]);
+
+/*! opp_decode_sweep_workloads() :
+ * Fills set (zeroed first) with the combinations that are not skipped;
+ * free with opp_workloads_free().
+ * @return : 0, or -1 when out of memory (set left empty). */
+int opp_decode_sweep_workloads(opp_workload_set_t *set);
+
+/*! opp_workload_min_bytes() :
+ * @return : the bytes any kernel must move for w once: K and V read
+ *           (sum_b L_kv * kv_heads * 2 * D), Q read and out written
+ *           (sum_b L_q * heads * 2 * D), in elements of w->dtype. The
+ *           decode sweep's GB/s is this over the median time. */
+double opp_workload_min_bytes(const opp_workload_t *w);
+
 #endif /* OPP_BENCH_WORKLOADS_H */

@@ -100,6 +100,33 @@ static void test_options_values_checked_and_help_reported(void **state) {
     assert_int_equal(parse(&o, err, "--reps", "5", "--help"), 1);
 }
 
+/* --decode-sweep excludes the workload-only options and --sweep; its own
+ * option needs it and is range-checked. */
+static void test_options_decode_sweep_conflicts_are_errors(void **state) {
+    (void)state;
+    bench_opts_t o;
+    char err[256];
+    assert_int_equal(parse(&o, err, "--decode-sweep", NULL, NULL), 0);
+    assert_true(o.decode_sweep && !o.sweep && o.decode_check_seqs == 4);
+    assert_int_equal(parse(&o, err, "--decode-sweep", "--decode-check-seqs", "256"), 0);
+    assert_int_equal(o.decode_check_seqs, 256);
+    assert_int_equal(parse(&o, err, "--decode-sweep", "--decode-check-seqs=0", NULL), 2);
+    assert_string_equal(err, "bad value for --decode-check-seqs: '0' (see --help)");
+    assert_int_equal(parse(&o, err, "--decode-check-seqs", "2", NULL), 2);
+    assert_string_equal(err, "--decode-check-seqs needs --decode-sweep (see --help)");
+    assert_int_equal(parse(&o, err, "--sweep", "--decode-check-seqs", "2"), 2);
+    assert_string_equal(err, "--decode-check-seqs needs --decode-sweep (see --help)");
+    assert_int_equal(parse(&o, err, "--decode-sweep", "--sweep-check-max-gflop", "1"), 2);
+    assert_string_equal(err, "--sweep-check-max-gflop needs --sweep (see --help)");
+    assert_int_equal(parse(&o, err, "--decode-sweep", "--impl", "fast"), 2);
+    assert_string_equal(err, "--impl does not apply with --decode-sweep (see --help)");
+    assert_int_equal(parse(&o, err, "--decode-sweep", "--workloads=w.json", NULL), 2);
+    assert_int_equal(parse(&o, err, "--decode-sweep", "--sweep", NULL), 2);
+    assert_string_equal(err, "--sweep and --decode-sweep exclude each other (see --help)");
+    assert_int_equal(parse(&o, err, "--decode-sweep", "--list", NULL), 0);
+    assert_true(o.decode_sweep && o.list);
+}
+
 // --- accuracy
 
 static void fill_bf16(uint16_t *dst, const double *v, size_t n) {
@@ -363,6 +390,7 @@ int main(void) {
         cmocka_unit_test(test_options_impl_lists_select_implementations),
         cmocka_unit_test(test_options_impl_rejects_malformed_lists),
         cmocka_unit_test(test_options_sweep_conflicts_are_errors),
+        cmocka_unit_test(test_options_decode_sweep_conflicts_are_errors),
         cmocka_unit_test(test_options_values_checked_and_help_reported),
         cmocka_unit_test(test_err_measure_reports_max_and_rms),
         cmocka_unit_test(test_err_measure_fails_nonfinite_and_large_errors),

@@ -4,10 +4,13 @@
 #   - every script compiles and answers --help (torch is imported only to run);
 #   - fa2_sweep.py --list gives exactly oppbench --sweep --list --json's cases
 #     (names, shapes, attended pairs, FLOPs), in the same order, and --only
-#     selects the same way;
+#     selects the same way; fa2_sweep.py --decode --list likewise equals
+#     oppbench --decode-sweep --list --json (51 cases with their bytes, then
+#     the 9 skipped ones);
 #   - fa2_accuracy.py on a missing or incomplete dump exits 2 and says why;
 #   - compare.py turns fixed oppbench / anchor / FA2 lines into the tables
-#     (speed ratio = FA2 ms / ours ms), and exits 2 on a missing input;
+#     (speed ratio = FA2 ms / ours ms; the decode table with GB/s and the
+#     fraction of the copy bandwidth), and exits 2 on a missing input;
 #   - oppbench --help, --list and a bad --impl (exit 2).
 # Usage (from Bazel): bench_scripts_test.sh <oppbench> <bench/fa2_sweep.py>
 set -u
@@ -76,6 +79,45 @@ expect only_unknown 1 python3 "$bench/fa2_sweep.py" --list --only sweep_d999
 has only_unknown "unknown case(s): sweep_d999"
 expect sweep_reps 2 python3 "$bench/fa2_sweep.py" --reps 5
 
+# The decode sweep: the same cases and the same skipped ones on both sides.
+expect c_dlist 0 "$oppbench" --decode-sweep --list --json "$work/cd.jsonl"
+has c_dlist "skipped: decode_g8_b256_kv131072 (K + V 128.0 GiB > the 16 GiB cap)"
+expect py_dlist 0 python3 "$bench/fa2_sweep.py" --decode --list
+expect same_decode_cases 0 python3 - "$work/cd.jsonl" "$work/py_dlist.out" <<'EOF'
+import json, sys
+c = [json.loads(l) for l in open(sys.argv[1])]
+py = [json.loads(l) for l in open(sys.argv[2])]
+assert len(c) == 60, len(c)
+assert c == py, next((a, b) for a, b in zip(c, py) if a != b) if len(c) == len(py) else (len(c), len(py))
+run = [r for r in c if not r.get("skipped")]
+skipped = [r for r in c if r.get("skipped")]
+assert len(run) == 51 and c[:51] == run, len(run)
+assert sorted(r["workload"] for r in skipped) == sorted(
+    "decode_g%d_b%s" % (g, s) for g in (1, 4, 8)
+    for s in ("64_kv131072", "256_kv65536", "256_kv131072")), skipped
+for r in skipped:
+    b, l = (int(x) for x in r["workload"].split("_b")[1].split("_kv"))
+    assert r["kv_bytes"] == b * l * 8 * 256 * 2 > 16 << 30, r
+for r in run:
+    assert r["total_q"] == r["batch"] and r["max_seqlen_q"] == 1 and r["kv_heads"] == 8, r
+    assert r["head_size"] == 128 and r["heads"] in (8, 32, 64) and not r["causal"], r
+    kv = r["total_kv"] * 8 * 256 * 2
+    assert kv <= 16 << 30 and r["bytes"] == kv + r["batch"] * r["heads"] * 256 * 2, r
+    assert r["flops"] == 4 * r["total_kv"] * r["heads"] * 128, r
+print("60 decode combinations agree (51 run, 9 skipped)")
+EOF
+expect donly_one 0 python3 "$bench/fa2_sweep.py" --decode --list --only decode_g4_b8_kv4096
+has donly_one '"workload":"decode_g4_b8_kv4096","dtype":"bf16","batch":8,"heads":32,"kv_heads":8'
+expect c_donly 0 "$oppbench" --decode-sweep --list --only decode_g4_b8_kv4096 --json "$work/cd1.jsonl"
+expect same_donly 0 python3 - "$work/cd1.jsonl" "$work/donly_one.out" <<'EOF'
+import json, sys
+a, b = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
+assert len(a) == 1 and a == b, (a, b)
+EOF
+expect donly_skipped 1 python3 "$bench/fa2_sweep.py" --decode --list --only decode_g1_b256_kv65536
+has donly_skipped "unknown case(s): decode_g1_b256_kv65536"
+expect c_donly_skipped 2 "$oppbench" --decode-sweep --list --only decode_g1_b256_kv65536
+
 # fa2_accuracy.py: a dump that is not there, or not complete, is an error.
 expect acc_missing 2 python3 "$bench/fa2_accuracy.py" "$work/no_dump"
 has acc_missing "no such folder"
@@ -96,6 +138,9 @@ not json
 {"workload": "w1", "gflop": 600, "impl": "padded_sdpa_cudnn", "ms": 20.0, "tflops": 30}
 {"workload":"sweep_d128_causal_L4096","impl":"fa2","median_ms":3.0,"min_ms":2.9,"tflops":200,"flops":1}
 {"workload":"w1","impl":"accuracy","ours_max_abs":0.004,"ours_rms":0.0004,"fa2_max_abs":0.008,"fa2_rms":0.0005}
+{"bandwidth":{"gbps":4000}}
+{"workload":"decode_g4_b8_kv4096","impl":"fa2","median_ms":0.1,"min_ms":0.09,"tflops":5,"bytes":134348800,"gbps":1343.5,"bw_gbps":4000,"bw_fraction":0.3359}
+{"workload":"decode_g4_b8_kv4096","impl":"fast","median_ms":0.05,"min_ms":0.04,"tflops":10,"validated":true,"bytes":134348800,"bw_gbps":4200,"gbps":2687,"bw_fraction":0.6398,"validation":"ok: max_abs 0.004"}
 EOF
 expect compare 0 python3 "$bench/compare.py" "$work/bench.jsonl" "$work/anchors.log" --out "$work/r.md"
 has compare "| w1 | 2.0000 | 300.0 | 3.0000 | 200.0 | 1.50 | 20.0000 | 100.000 | ok: max_abs 0.004 rms 0.0004 |"
@@ -103,6 +148,13 @@ has compare "| w1 | 0.004 | 0.008 | 0.0004 | 0.0005 | yes |"
 has compare "| sweep_d128_causal_L4096 | 1.5000 | 400.0 | 3.0000 | 200.0 | 2.00 | ok |"
 has compare "| 128 | yes | - | - | - | - | - | 400 / 200 | - | - |"
 has compare "geometric mean 2.00"
+has compare "| decode_g4_b8_kv4096 | 0.0500 | 2687 | 64.0% | 0.1000 | 1344 | 33.6% | 2.00 | ok: max_abs 0.004 |"
+has compare "| 4 | 8 | - | 2687 / 1344 | - | - | - |"
+has compare "measured in each process): ours 4200 GB/s, FA2 4000 GB/s"
+has compare "ours/FA2 speed over 1 decode cases: geometric mean 2.00"
+if grep -q "^| decode_g4_b8_kv4096 | -" "$work/compare.out"; then
+    bad "compare lists the decode case as a workload"
+else ok "compare keeps decode cases out of the workload table"; fi
 expect compare_missing 2 python3 "$bench/compare.py" "$work/nothing.jsonl"
 
 # oppbench without a GPU: help, lists, strict options.

@@ -5,7 +5,8 @@
  * rejected), schema errors that name the member, selection by name, and (when
  * $OPP_WORKLOADS names ../shared/bench/workloads.json) the real file, whose
  * attended pairs must equal those of torch_anchors.py's attended_pairs();
- * and the synthetic sweep of oppbench --sweep (bench/sweep.c).
+ * the synthetic sweep of oppbench --sweep (bench/sweep.c) and the decode
+ * sweep of oppbench --decode-sweep (bench/decode_sweep.c).
  *
  *   bazel test //tests:bench_workloads_test
  *   bazel test //tests:bench_workloads_test \
@@ -286,6 +287,68 @@ static void test_sweep_cases_follow_flash_attention_shapes(void **state) {
     opp_workloads_free(&set);
 }
 
+/* The decode sweep: 3 groups x 4 batches x 5 lengths, named and ordered as
+ * bench/fa2_sweep.py --decode lists them; the 9 whose K + V exceed 16 GiB
+ * are skipped (batch 256 at 64k and 128k keys, batch 64 at 128k), the
+ * largest run ones are exactly 16 GiB. */
+static void test_decode_sweep_cases_and_skips(void **state) {
+    (void)state;
+    static const int32_t groups[3] = {1, 4, 8}, batches[4] = {1, 8, 64, 256};
+    static const int32_t lengths[5] = {1024, 4096, 16384, 65536, 131072};
+    opp_decode_case_t cases[OPP_DECODE_COMBINATIONS];
+    opp_decode_sweep_cases(cases);
+    opp_workload_set_t set;
+    assert_int_equal(opp_decode_sweep_workloads(&set), 0);
+    assert_int_equal(set.count, 51);
+    int i = 0, run = 0, skipped = 0;
+    for (int g = 0; g < 3; ++g) {
+        for (int b = 0; b < 4; ++b) {
+            for (int l = 0; l < 5; ++l, ++i) {
+                const int32_t lkv = lengths[l];
+                const opp_decode_case_t *c = &cases[i];
+                char name[64];
+                snprintf(name, sizeof name, "decode_g%d_b%d_kv%d", (int)groups[g], (int)batches[b],
+                         (int)lkv);
+                assert_string_equal(c->name, name);
+                assert_int_equal(c->group, groups[g]);
+                assert_int_equal(c->batch, batches[b]);
+                assert_int_equal(c->lkv, lkv);
+                /* bytes = batch * L_kv * 8 heads * (128 + 128) * 2 */
+                assert_true(c->kv_bytes == (int64_t)batches[b] * lkv * 4096);
+                const int want_skip =
+                    (batches[b] == 256 && lkv >= 65536) || (batches[b] == 64 && lkv == 131072);
+                assert_int_equal(c->skipped, want_skip);
+                if (c->skipped) {
+                    ++skipped;
+                    continue;
+                }
+                const opp_workload_t *w = &set.items[run++];
+                assert_string_equal(w->name, name);
+                assert_int_equal(w->dtype, OPP_DTYPE_BF16);
+                assert_int_equal(w->head_size, 128);
+                assert_int_equal(w->kv_heads, 8);
+                assert_int_equal(w->heads, 8 * groups[g]);
+                assert_int_equal(w->causal, 0);
+                assert_true(w->softcap == 0.0f);
+                assert_int_equal(w->batch, batches[b]);
+                for (int32_t s = 0; s < w->batch; ++s) {
+                    assert_int_equal(w->lq[s], 1);
+                    assert_int_equal(w->lkv[s], lkv);
+                }
+                assert_true(opp_workload_flops(w) == 4.0 * w->batch * lkv * w->heads * 128);
+                /* K + V read, Q read, out written: 2 bytes per bf16 element */
+                assert_true(opp_workload_min_bytes(w) ==
+                            (double)c->kv_bytes + 2.0 * w->batch * w->heads * 128 * 2);
+            }
+        }
+    }
+    assert_int_equal(i, OPP_DECODE_COMBINATIONS);
+    assert_int_equal(skipped, 9);
+    assert_true(cases[OPP_DECODE_COMBINATIONS - 1].skipped);
+    assert_true(cases[13].kv_bytes == OPP_DECODE_MAX_KV_BYTES && !cases[13].skipped);
+    opp_workloads_free(&set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attended_pairs_hand_computed),
@@ -295,6 +358,7 @@ int main(void) {
         cmocka_unit_test(test_workloads_bad_json_is_a_syntax_error),
         cmocka_unit_test(test_workloads_real_file_matches_anchor_counts),
         cmocka_unit_test(test_sweep_cases_follow_flash_attention_shapes),
+        cmocka_unit_test(test_decode_sweep_cases_and_skips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

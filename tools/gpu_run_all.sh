@@ -16,6 +16,9 @@
 #                                            3. fa2_accuracy.py: FA2's error vs ours on the
 #                                               dumped inputs
 #                                            4. the sweep: oppbench --sweep, fa2_sweep.py
+#                                            4b. the decode sweep: oppbench --decode-sweep,
+#                                               fa2_sweep.py --decode (GB/s, fraction of
+#                                               a copy bandwidth; log appended to sweep.log)
 #                                            5. compare.py: the tables for bench/RESULTS.md
 #                                            6. plot.py: chart.png, TFLOP/s per workload
 #                                               beside FA2 and cuDNN, and the sweep
@@ -25,11 +28,13 @@
 #                                            oppcheck --onnx-test on the conformance
 #                                            and golden cases (CPU, cuBLAS, exact)
 #   options: --no-tests (skip the test pass); for --bench: --no-anchors,
-#   --no-accuracy (no dump, no fa2_accuracy.py), --no-sweep, --only NAME[,NAME]
-#   (workloads of steps 1-3), --sweep-only NAME[,NAME] (cases of step 4),
+#   --no-accuracy (no dump, no fa2_accuracy.py), --no-sweep, --no-decode-sweep,
+#   --only NAME[,NAME] (workloads of steps 1-3), --sweep-only NAME[,NAME]
+#   (cases of step 4), --decode-only NAME[,NAME] (cases of step 4b),
 #   --bench-args "ARGS" (extra options of step 1's oppbench; default
 #   --max-seconds-per-impl 3 comes first, so ARGS may override it),
-#   --sweep-args "ARGS" (extra options of oppbench --sweep); --timeout S
+#   --sweep-args "ARGS" (extra options of oppbench --sweep), --decode-args
+#   "ARGS" (extra options of oppbench --decode-sweep); --timeout S
 #   (per binary or script, default 300)
 #
 # Device tool calls (README.md): carry ["stage"], "bash stage/run_all.sh --sanitize", then
@@ -55,6 +60,7 @@ cd "$ROOT" || exit 2
 
 do_tests=1 do_sanitize=0 do_bench=0 do_oppcheck=0 only="" bench_args="" per_bin_timeout=300
 do_anchors=1 do_accuracy=1 do_sweep=1 sweep_only="" sweep_args=""
+do_decode=1 decode_only="" decode_args=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --sanitize) do_sanitize=1 ;;
@@ -64,10 +70,13 @@ while [ $# -gt 0 ]; do
     --no-anchors) do_anchors=0 ;;
     --no-accuracy) do_accuracy=0 ;;
     --no-sweep) do_sweep=0 ;;
+    --no-decode-sweep) do_decode=0 ;;
     --only) only=${2:?--only needs a value}; shift ;;
     --sweep-only) sweep_only=${2:?--sweep-only needs a value}; shift ;;
     --bench-args) bench_args=${2:?--bench-args needs a value}; shift ;;
     --sweep-args) sweep_args=${2:?--sweep-args needs a value}; shift ;;
+    --decode-only) decode_only=${2:?--decode-only needs a value}; shift ;;
+    --decode-args) decode_args=${2:?--decode-args needs a value}; shift ;;
     --timeout) per_bin_timeout=${2:?--timeout needs seconds}; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_all: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -260,25 +269,45 @@ if [ $do_bench -eq 1 ]; then
         step fa2_sweep.py "$LOG/sweep.log" python3 "$BENCH/fa2_sweep.py" \
             --json "$J/fa2_sweep.jsonl" ${sweep_only:+--only "$sweep_only"}
     fi
+    # The decode sweep: its lines feed compare.py, not the chart (JD).
+    JD=$TEST_TMPDIR/json_decode
+    mkdir -p "$JD"
+    if [ $do_decode -eq 1 ]; then
+        [ $do_sweep -eq 1 ] || : >"$LOG/sweep.log"
+        # shellcheck disable=SC2086 # decode_args is a list of options
+        step "oppbench --decode-sweep" "$LOG/sweep.log" "$STAGE/oppbench" --decode-sweep \
+            --json "$JD/decode.jsonl" ${decode_only:+--only "$decode_only"} $decode_args
+        step "fa2_sweep.py --decode" "$LOG/sweep.log" python3 "$BENCH/fa2_sweep.py" --decode \
+            --json "$JD/fa2_decode.jsonl" ${decode_only:+--only "$decode_only"}
+    fi
     # The tables, from the JSON lines of this command only.
     inputs=()
     for f in "$J"/*.jsonl; do [ -s "$f" ] && inputs+=("$f"); done
     [ $do_anchors -eq 1 ] && inputs+=("$LOG/anchors.log")
-    if [ ${#inputs[@]} -gt 0 ]; then
-        python3 "$BENCH/compare.py" "${inputs[@]}" --out "$LOG/results.md"
+    decode_inputs=()
+    for f in "$JD"/*.jsonl; do [ -s "$f" ] && decode_inputs+=("$f"); done
+    if [ $((${#inputs[@]} + ${#decode_inputs[@]})) -gt 0 ]; then
+        python3 "$BENCH/compare.py" ${inputs[@]+"${inputs[@]}"} \
+            ${decode_inputs[@]+"${decode_inputs[@]}"} --out "$LOG/results.md"
         rc=$?
         note "bench: compare.py exit $rc (tables in results.md)"
         [ "$rc" -eq 0 ] || status=1
-        # The chart of the same lines, titled with the device, date and commit.
+        # The chart of the same lines (not the decode sweep's: GB/s, tabled
+        # only), titled with the device, date and commit.
         gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
         commit=$(sed -n 's/^commit \(.\{7\}\).*/\1/p' "$STAGE/STAGE_INFO.txt" 2>/dev/null)
-        python3 "$BENCH/plot.py" "${inputs[@]}" --out "$LOG/chart.png" \
-            --title "${gpu:-unknown GPU}, $(date -u +%F), commit ${commit:-unknown}"
-        rc=$?
+        if [ ${#inputs[@]} -eq 0 ]; then
+            rc=4
+        else
+            python3 "$BENCH/plot.py" "${inputs[@]}" --out "$LOG/chart.png" \
+                --title "${gpu:-unknown GPU}, $(date -u +%F), commit ${commit:-unknown}"
+            rc=$?
+        fi
         case $rc in
         0) note "bench: plot.py exit 0 (chart.png)" ;;
         3) note "bench: plot.py: no matplotlib on this machine, no chart.png; make it from" \
             "the logs: python3 bench/plot.py bench.log anchors.log sweep.log --out chart.png" ;;
+        4) note "bench: no chart (only the decode sweep ran)" ;;
         *) note "bench: plot.py exit $rc (no chart.png)"; status=1 ;;
         esac
     fi

@@ -37,8 +37,10 @@
 #   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
 # On the GPU machine (device tool), from the repo root, with carry ["stage"]:
 #   bash stage/run_all.sh --sanitize, then bash stage/run_all.sh --no-tests --bench --oppcheck
-#   (the benchmark alone, FAST vs FA2 with accuracy and the sweep:
-#    bash stage/run_all.sh --no-tests --bench)
+#   (the benchmark alone, FAST vs FA2 with accuracy, the sweep and the decode sweep:
+#    bash stage/run_all.sh --no-tests --bench; the decode sweep with decode_gqa_bf16
+#    and its anchors only: bash stage/run_all.sh --no-tests --bench --no-accuracy
+#    --no-sweep --only decode_gqa_bf16)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
