@@ -130,7 +130,9 @@ const char *opp_status_string(opp_status_t status);
  *           thread, naming the argument, index and values at fault, e.g.
  *           "cu_seqlens_kv[3] = 17 < cu_seqlens_kv[2] = 20". "" if none.
  *           Thread-local; valid until the next failing call on this thread.
- *           Never NULL. */
+ *           Never NULL. The message names no source file: a library built
+ *           with -DOPP_DEBUG_MESSAGES prefixes "file:line: " (for debugging
+ *           liboppacked itself). */
 const char *opp_last_error_message(void);
 
 /* ======   Element types   ======
