@@ -52,12 +52,14 @@ static const status_row_t k_statuses[] = {
     {OPP_STATUS_BAD_PARAM_QK_MATMUL_OUTPUT_MODE, 1027, "BAD_PARAM_QK_MATMUL_OUTPUT_MODE"},
     {OPP_STATUS_BAD_PARAM_SOFTMAX_PRECISION, 1028, "BAD_PARAM_SOFTMAX_PRECISION"},
     {OPP_STATUS_BAD_PARAM_PAST, 1029, "BAD_PARAM_PAST"},
+    {OPP_STATUS_BAD_PARAM_NOT_INITIALISED, 1030, "BAD_PARAM_NOT_INITIALISED"},
     {OPP_STATUS_NOT_SUPPORTED, 2000, "NOT_SUPPORTED"},
     {OPP_STATUS_NOT_SUPPORTED_DTYPE, 2001, "NOT_SUPPORTED_DTYPE"},
     {OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE, 2002, "NOT_SUPPORTED_HEAD_SIZE"},
     {OPP_STATUS_NOT_SUPPORTED_ARCH, 2003, "NOT_SUPPORTED_ARCH"},
     {OPP_STATUS_NOT_SUPPORTED_ALGO, 2004, "NOT_SUPPORTED_ALGO"},
     {OPP_STATUS_NOT_SUPPORTED_FEATURE, 2005, "NOT_SUPPORTED_FEATURE"},
+    {OPP_STATUS_NOT_SUPPORTED_VERSION, 2006, "NOT_SUPPORTED_VERSION"},
     {OPP_STATUS_CUDA_ERROR, 3000, "CUDA_ERROR"},
     {OPP_STATUS_CUBLAS_ERROR, 3001, "CUBLAS_ERROR"},
     {OPP_STATUS_HOST_ALLOC_FAILED, 3002, "HOST_ALLOC_FAILED"},
@@ -101,7 +103,7 @@ static void test_status_string_every_value(void **state) {
 // Values not in the list get "UNKNOWN_STATUS" / "unknown status", never NULL.
 static void test_status_name_unknown_value(void **state) {
     (void)state;
-    const int unknown[] = {-1, 1, 999, 1030, 1999, 2006, 3004, 8999, 9001, 123456};
+    const int unknown[] = {-1, 1, 999, 1031, 1999, 2007, 3004, 8999, 9001, 123456};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; ++i) {
         assert_string_equal(opp_status_name((opp_status_t)unknown[i]), "UNKNOWN_STATUS");
         assert_string_equal(opp_status_string((opp_status_t)unknown[i]), "unknown status");
