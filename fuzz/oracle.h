@@ -85,16 +85,17 @@ static inline int oracle_is_unsupported(opp_status_t st) {
     return (int)st >= 2000 && (int)st < 3000;
 }
 
-/* max_seqlen must bound every sequence of a batch whose lengths sum to
- * total: 0 <= max_seqlen <= total and batch * max_seqlen >= total. */
+/* max_seqlen is an upper bound only (CUDA-graph replay): any value >= 0,
+ * above the total too; it bounds the lengths, which varlen_check checks. */
 static inline int oracle_max_seqlen_ok(int32_t max_seqlen, int64_t total, int32_t batch) {
-    return max_seqlen >= 0 && max_seqlen <= total &&
-           (total == 0 || (int64_t)max_seqlen * batch >= total);
+    (void)total;
+    (void)batch;
+    return max_seqlen >= 0;
 }
 
-/* cu_seqlens[batch] must equal the total. */
+/* The totals are the capacity: cu_seqlens[batch] <= total. */
 static inline int oracle_cu_last_ok(int32_t last, int64_t total) {
-    return last == total;
+    return last <= total;
 }
 
 #endif /* OPP_FUZZ_ORACLE_H */

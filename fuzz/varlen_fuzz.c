@@ -9,7 +9,7 @@
  * fields are fixed and valid (f16, 2 heads, head_size 8, EXACT).
  * Oracle: an independent re-implementation of the whole documented rule -
  * the descriptor's batch shape, then counts (mismatch, then batch + 1),
- * then for q and then kv: [0] == 0, non-decreasing, [batch] == total
+ * then for q and then kv: [0] == 0, non-decreasing, [batch] <= total
  * (oracle_cu_last_ok),
  * every length <= max_seqlen - predicting the exact status. Accepted input
  * therefore always has consistent extents; the library reads no entry past
