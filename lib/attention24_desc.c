@@ -1,5 +1,5 @@
 /*
- * attention24_desc.c - defaults and host-side validation of
+ * attention24_desc.c - host-side validation of
  * opp_attention24_desc_t, the descriptor of the Attention-24 layout entry
  * (pure C, never touches a GPU; the validation-only API must link without
  * the CUDA runtime).
@@ -12,11 +12,14 @@
  * as for the packed descriptor, so both entries give the same statuses and
  * messages. Then: input_rank, batch, sequence lengths, and that every
  * tensor's byte size fits in int64. opp__problem_from_attention24() is the
- * one place this descriptor is resolved into the internal problem.
+ * one place this descriptor is resolved into the internal problem; it
+ * reads the caller's descriptor through opp__attention24_desc_load()
+ * (lib/desc_size.c) first.
  */
 #include <inttypes.h>
 
 #include "lib/internal/check.h"
+#include "lib/internal/desc_size.h"
 #include "lib/internal/dispatch.h"
 #include "lib/internal/problem.h"
 
@@ -56,8 +59,10 @@ static opp_status_t claim_supported(const opp__attrs_t *a) {
     return opp__dispatch_select(&claim, 0, &row);
 }
 
-opp_status_t opp__problem_from_attention24(const opp_attention24_desc_t *desc, opp__problem_t *p) {
-    OPP_RETURN_IF(desc == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "desc is NULL");
+opp_status_t opp__problem_from_attention24(const opp_attention24_desc_t *user, opp__problem_t *p) {
+    opp_attention24_desc_t local; /* the caller's struct_size bytes, defaults beyond */
+    OPP_TRY(opp__attention24_desc_load(user, &local));
+    const opp_attention24_desc_t *desc = &local;
     const opp__claim_fields_t f = OPP__CLAIM_FIELDS(desc);
     opp__attrs_t a;
     OPP_TRY(opp__claim_fields_check(&f, &a));
@@ -98,20 +103,6 @@ opp_status_t opp__problem_from_attention24(const opp_attention24_desc_t *desc, o
 
 // --- public entry
 
-void opp_attention24_desc_init(opp_attention24_desc_t *desc) {
-    if (desc == NULL) {
-        return;
-    }
-    *desc = (opp_attention24_desc_t){
-        .q_dtype = OPP_DTYPE_UNDEFINED,
-        .k_dtype = OPP_DTYPE_UNDEFINED,
-        .v_dtype = OPP_DTYPE_UNDEFINED,
-        .out_dtype = OPP_DTYPE_UNDEFINED,
-        .input_rank = 4,
-        .algo = OPP_ALGO_AUTO,
-    };
-}
-
 opp_status_t opp_attention24_desc_check(const opp_attention24_desc_t *desc) {
     opp__problem_t p;
     return opp__problem_from_attention24(desc, &p);
@@ -119,8 +110,11 @@ opp_status_t opp_attention24_desc_check(const opp_attention24_desc_t *desc) {
 
 opp_status_t opp_attention24_kernel_query(const opp_attention24_desc_t *desc, int32_t sm_arch,
                                           const char **kernel_name) {
-    OPP_TRY(opp__dispatch_query_args(sm_arch, kernel_name));
+    if (kernel_name != NULL) {
+        *kernel_name = NULL;
+    }
     opp__problem_t p;
-    OPP_TRY(opp__problem_from_attention24(desc, &p));
+    OPP_TRY(opp__problem_from_attention24(desc, &p)); /* the descriptor first */
+    OPP_TRY(opp__dispatch_query_args(sm_arch, kernel_name));
     return opp__dispatch_name(&p, sm_arch, kernel_name);
 }

@@ -29,10 +29,10 @@
 
 opp_status_t opp_attention24_nonpad_workspace_size(const opp_attention24_desc_t *desc,
                                                    size_t *workspace_bytes) {
+    opp__problem_t p;
+    OPP_TRY(opp__problem_from_attention24(desc, &p)); /* the descriptor first, then the arguments */
     OPP_RETURN_IF(workspace_bytes == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER,
                   "workspace_bytes is NULL");
-    opp__problem_t p;
-    OPP_TRY(opp__problem_from_attention24(desc, &p));
     opp__plan_t plan;
     opp__plan_layout(&p, NULL, &plan);
     *workspace_bytes = plan.workspace_bytes;

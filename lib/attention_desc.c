@@ -1,7 +1,10 @@
 /*
- * attention_desc.c - defaults and host-side validation of
+ * attention_desc.c - host-side validation of
  * opp_attention_desc_t (pure C, never touches a GPU).
  *
+ * Every entry first reads the caller's descriptor through
+ * opp__attention_desc_load() (lib/desc_size.c: NULL, struct_size, defaults
+ * for fields past it) and then reads only that copy.
  * opp_attention_claim_check() checks what a runtime knows at claim time
  * (dtypes, heads, head sizes, scale, softcap, is_causal, algo:
  * lib/problem.c) and asks the dispatch table whether some kernel serves
@@ -20,6 +23,7 @@
 #include <inttypes.h>
 
 #include "lib/internal/check.h"
+#include "lib/internal/desc_size.h"
 #include "lib/internal/dispatch.h"
 #include "lib/internal/problem.h"
 
@@ -116,8 +120,10 @@ static void resolve(const opp_attention_desc_t *desc, const opp__attrs_t *a, opp
     p->lse_batch = 0;
 }
 
-opp_status_t opp__problem_from_desc(const opp_attention_desc_t *desc, opp__problem_t *p) {
-    OPP_RETURN_IF(desc == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "desc is NULL");
+opp_status_t opp__problem_from_desc(const opp_attention_desc_t *user, opp__problem_t *p) {
+    opp_attention_desc_t local; /* the caller's struct_size bytes, defaults beyond */
+    OPP_TRY(opp__attention_desc_load(user, &local));
+    const opp_attention_desc_t *desc = &local;
     const opp__claim_fields_t f = OPP__CLAIM_FIELDS(desc);
     opp__attrs_t a;
     OPP_TRY(opp__claim_fields_check(&f, &a));
@@ -136,25 +142,10 @@ opp_status_t opp__problem_from_desc(const opp_attention_desc_t *desc, opp__probl
 
 // --- public entry
 
-void opp_attention_desc_init(opp_attention_desc_t *desc) {
-    if (desc == NULL) {
-        return;
-    }
-    *desc = (opp_attention_desc_t){
-        .q_dtype = OPP_DTYPE_UNDEFINED,
-        .k_dtype = OPP_DTYPE_UNDEFINED,
-        .v_dtype = OPP_DTYPE_UNDEFINED,
-        .out_dtype = OPP_DTYPE_UNDEFINED,
-        .scale = 0.0f,
-        .is_causal = 0,
-        .softcap = 0.0f,
-        .algo = OPP_ALGO_AUTO,
-    };
-}
-
 opp_status_t opp_attention_claim_check(const opp_attention_desc_t *desc) {
-    OPP_RETURN_IF(desc == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "desc is NULL");
-    const opp__claim_fields_t f = OPP__CLAIM_FIELDS(desc);
+    opp_attention_desc_t local;
+    OPP_TRY(opp__attention_desc_load(desc, &local));
+    const opp__claim_fields_t f = OPP__CLAIM_FIELDS(&local);
     opp__attrs_t a;
     OPP_TRY(opp__claim_fields_check(&f, &a));
     return claim_supported(&a);
@@ -167,8 +158,11 @@ opp_status_t opp_attention_desc_check(const opp_attention_desc_t *desc) {
 
 opp_status_t opp_attention_kernel_query(const opp_attention_desc_t *desc, int32_t sm_arch,
                                         const char **kernel_name) {
-    OPP_TRY(opp__dispatch_query_args(sm_arch, kernel_name));
+    if (kernel_name != NULL) {
+        *kernel_name = NULL;
+    }
     opp__problem_t p;
-    OPP_TRY(opp__problem_from_desc(desc, &p));
+    OPP_TRY(opp__problem_from_desc(desc, &p)); /* the descriptor first, then the arguments */
+    OPP_TRY(opp__dispatch_query_args(sm_arch, kernel_name));
     return opp__dispatch_name(&p, sm_arch, kernel_name);
 }

@@ -24,11 +24,10 @@
 
 opp_status_t opp_packed_attention_workspace_size(const opp_attention_desc_t *desc,
                                                  size_t *workspace_bytes) {
-    OPP_RETURN_IF(desc == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "desc is NULL");
+    opp__problem_t p;
+    OPP_TRY(opp__problem_from_desc(desc, &p)); /* the descriptor first, then the arguments */
     OPP_RETURN_IF(workspace_bytes == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER,
                   "workspace_bytes is NULL");
-    opp__problem_t p;
-    OPP_TRY(opp__problem_from_desc(desc, &p));
     opp__plan_t plan;
     opp__plan_layout(&p, NULL, &plan);
     *workspace_bytes = plan.workspace_bytes;

@@ -214,10 +214,13 @@ opp_status_t opp__dispatch_select(const opp__problem_t *p, int32_t sm,
 // --- the public kernel query (both descriptors)
 
 opp_status_t opp__dispatch_query_args(int32_t sm, const char **kernel_name) {
-    OPP_RETURN_IF(kernel_name == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "kernel_name is NULL");
-    *kernel_name = NULL;
+    if (kernel_name != NULL) {
+        *kernel_name = NULL;
+    }
+    /* parameter order: sm_arch, then kernel_name */
     OPP_RETURN_IF(sm <= 0, OPP_STATUS_BAD_PARAM,
                   "sm_arch = %" PRId32 " must be a compute capability such as 80 or 90", sm);
+    OPP_RETURN_IF(kernel_name == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "kernel_name is NULL");
     return OPP_STATUS_SUCCESS;
 }
 

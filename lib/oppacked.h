@@ -95,12 +95,14 @@ const char *opp_version_string(void);
     XX(BAD_PARAM_QK_MATMUL_OUTPUT_MODE, 1027, "qk_matmul_output_mode is not in -1..3")            \
     XX(BAD_PARAM_SOFTMAX_PRECISION, 1028, "softmax_precision is not a floating ONNX type")        \
     XX(BAD_PARAM_PAST, 1029, "past_key and past_value are not given together or disagree")        \
+    XX(BAD_PARAM_NOT_INITIALISED, 1030, "a descriptor was not set up by its *_init function")     \
     XX(NOT_SUPPORTED, 2000, "valid, but not supported")                                           \
     XX(NOT_SUPPORTED_DTYPE, 2001, "the dtype is not supported")                                   \
     XX(NOT_SUPPORTED_HEAD_SIZE, 2002, "the head size is above the supported maximum")             \
     XX(NOT_SUPPORTED_ARCH, 2003, "the GPU architecture is not supported")                         \
     XX(NOT_SUPPORTED_ALGO, 2004, "the algorithm is not available in this build")                  \
     XX(NOT_SUPPORTED_FEATURE, 2005, "the combination of options is not supported")                \
+    XX(NOT_SUPPORTED_VERSION, 2006, "the descriptor is from a newer oppacked.h than the library") \
     XX(CUDA_ERROR, 3000, "a CUDA runtime call failed")                                            \
     XX(CUBLAS_ERROR, 3001, "a cuBLAS call failed")                                                \
     XX(HOST_ALLOC_FAILED, 3002, "a host memory allocation failed")                                \
@@ -130,7 +132,9 @@ const char *opp_status_string(opp_status_t status);
  *           thread, naming the argument, index and values at fault, e.g.
  *           "cu_seqlens_kv[3] = 17 < cu_seqlens_kv[2] = 20". "" if none.
  *           Thread-local; valid until the next failing call on this thread.
- *           Never NULL. */
+ *           Never NULL. The message names no source file: a library built
+ *           with -DOPP_DEBUG_MESSAGES prefixes "file:line: " (for debugging
+ *           liboppacked itself). */
 const char *opp_last_error_message(void);
 
 /* ======   Element types   ======
@@ -156,6 +160,37 @@ const char *opp_dtype_name(opp_dtype_t dtype);
  *           F64, 0 for anything else. */
 size_t opp_dtype_size(opp_dtype_t dtype);
 
+/* ======   Descriptors: initialisation, growth, order of checks   ======
+ * Every descriptor struct (opp_attention_desc_t, opp_attention24_desc_t)
+ * starts with `size_t struct_size`. Its *_init macro sets it to the sizeof
+ * of the struct as the CALLER's compiler sees it, and fills every field
+ * with its default; then the caller sets the fields it needs.
+ *  - Always start from *_init. A descriptor never passed to it (all zero,
+ *    stack garbage, every byte 0xAB) has no valid struct_size and is refused
+ *    by every function that takes it with OPP_STATUS_BAD_PARAM_NOT_INITIALISED
+ *    and a message saying "... not initialised with opp_attention_desc_init"
+ *    (resp. opp_attention24_desc_init).
+ *  - Growth: fields are only ever appended, each at or after the end of the
+ *    previous version's struct (never in its tail padding), and each new
+ *    field has a default. The library reads only the first struct_size bytes
+ *    of a descriptor: a field that begins at or past struct_size takes its
+ *    default. So a binary built against an older, smaller header keeps
+ *    working with a newer library.
+ *  - Accepted struct_size: a multiple of 8 from the struct's *_MIN_SIZE
+ *    (the fields every version has) to the library's own sizeof. A larger
+ *    one (a header newer than the library) gets OPP_STATUS_NOT_SUPPORTED_VERSION;
+ *    anything else BAD_PARAM_NOT_INITIALISED. The descriptor is never written.
+ *  - *_init_sized(desc, struct_size) is the function behind each *_init
+ *    macro, for bindings that cannot expand macros (pass the size of your
+ *    struct). The plain *_init functions exist for such bindings too and
+ *    assume the linked library's sizeof.
+ * Order of checks, the same in every function that takes a descriptor:
+ *  1. the descriptor: NULL (BAD_PARAM_NULL_POINTER, "desc is NULL"), then
+ *     struct_size, then its fields in the order of *_desc_check();
+ *  2. then the other arguments, in parameter order.
+ * So a call with several bad arguments always reports the descriptor's fault
+ * first, whichever entry it is. */
+
 /* ======   Packed attention descriptor   ====== */
 
 /* Algorithms.
@@ -175,19 +210,21 @@ typedef enum opp_algo { OPP_ALGO_EXACT = 0, OPP_ALGO_FAST = 1, OPP_ALGO_AUTO = 2
 #define OPP_MAX_HEAD_SIZE 256
 
 typedef struct opp_attention_desc {
-    opp_dtype_t q_dtype;    /* of Q; F32, F16 or BF16 */
-    opp_dtype_t k_dtype;    /* of K; must equal q_dtype */
-    opp_dtype_t v_dtype;    /* of V; must equal q_dtype */
-    opp_dtype_t out_dtype;  /* of out; must equal q_dtype */
-    int32_t batch;          /* B, number of sequences, >= 1 */
-    int32_t num_heads;      /* Hq, >= 1 */
-    int32_t kv_num_heads;   /* Hkv, divides Hq; 0 means Hq (the default) */
-    int32_t head_size;      /* D, 1 .. OPP_MAX_HEAD_SIZE */
-    int32_t v_head_size;    /* Dv, 0 means D (the default) */
-    int64_t total_q;        /* rows of q / out, >= cu_seqlens_q[batch], <= INT32_MAX (host) */
-    int64_t total_kv;       /* rows of k / v, >= cu_seqlens_kv[batch], <= INT32_MAX (host) */
-    int32_t max_seqlen_q;   /* >= 0, an upper bound on every L_q[b] (host; may exceed total_q) */
-    int32_t max_seqlen_kv;  /* >= 0, an upper bound on every L_kv[b] (host) */
+    size_t struct_size;    /* set by opp_attention_desc_init(); never set by hand */
+    opp_dtype_t q_dtype;   /* of Q; F32, F16 or BF16 */
+    opp_dtype_t k_dtype;   /* of K; must equal q_dtype */
+    opp_dtype_t v_dtype;   /* of V; must equal q_dtype */
+    opp_dtype_t out_dtype; /* of out; must equal q_dtype */
+    int32_t batch;         /* B, number of sequences, >= 1 */
+    int32_t num_heads;     /* Hq, >= 1 */
+    int32_t kv_num_heads;  /* Hkv, divides Hq; 0 means Hq (the default) */
+    int32_t head_size;     /* D, 1 .. OPP_MAX_HEAD_SIZE */
+    int32_t v_head_size;   /* Dv, 0 means D (the default) */
+    int64_t total_q;       /* rows of q / out, >= cu_seqlens_q[batch], <= INT32_MAX (host) */
+    int64_t total_kv;      /* rows of k / v, >= cu_seqlens_kv[batch], <= INT32_MAX (host) */
+    int32_t max_seqlen_q;  /* >= 0, an upper bound on every L_q[b] (host; may exceed total_q) */
+    int32_t max_seqlen_kv; /* >= 0, an upper bound on every L_kv[b] (host) */
+    /* Every field below has a default, taken when struct_size ends before it. */
     float scale;            /* > 0; 0 means 1/sqrt(head_size) (the default) */
     int32_t is_causal;      /* 0 or 1; tail-aligned (see the file comment) */
     float softcap;          /* >= 0; 0 means off (the default) */
@@ -198,12 +235,29 @@ typedef struct opp_attention_desc {
     opp_algo_t algo;        /* OPP_ALGO_AUTO (the default), EXACT or FAST */
 } opp_attention_desc_t;
 
-/*! opp_attention_desc_init() :
- * Sets every field to its default: dtypes UNDEFINED, all counts, totals and
+/* The smallest struct_size accepted: the fields through max_seqlen_kv. */
+#define OPP_ATTENTION_DESC_MIN_SIZE offsetof(opp_attention_desc_t, scale)
+
+/*! opp_attention_desc_init() (a macro) :
+ * Sets struct_size to sizeof(opp_attention_desc_t) of the caller's build and
+ * every field to its default: dtypes UNDEFINED, all counts, totals and
  * strides 0, scale 0 (default scale), is_causal 0, softcap 0 (off),
- * algo OPP_ALGO_AUTO. The caller then sets dtypes, batch, num_heads,
- * head_size, totals and max_seqlens. Does nothing when desc is NULL. */
-void opp_attention_desc_init(opp_attention_desc_t *desc);
+ * algo OPP_ALGO_AUTO (padding bytes 0). The caller then sets dtypes, batch,
+ * num_heads, head_size, totals and max_seqlens. Does nothing when desc is
+ * NULL. */
+#define opp_attention_desc_init(desc) \
+    opp_attention_desc_init_sized((desc), sizeof(opp_attention_desc_t))
+
+/*! opp_attention_desc_init_sized() :
+ * opp_attention_desc_init() for a struct of struct_size bytes (the caller's
+ * sizeof): writes struct_size and the defaults of the fields that lie within
+ * it, and no byte at or past struct_size (nor past the library's sizeof).
+ * Does nothing when desc is NULL or struct_size < sizeof(size_t). */
+void opp_attention_desc_init_sized(opp_attention_desc_t *desc, size_t struct_size);
+
+/*! opp_attention_desc_init() (the function, for bindings without the
+ * macro) : opp_attention_desc_init_sized(desc, the LIBRARY's sizeof). */
+void(opp_attention_desc_init)(opp_attention_desc_t *desc);
 
 /*! opp_attention_claim_check() :
  * The claim-time query: checks only what a runtime knows when it decides
@@ -213,7 +267,9 @@ void opp_attention_desc_init(opp_attention_desc_t *desc);
  * Supported means: some kernel of the requested algorithm serves these
  * fields on some GPU architecture the library supports (use
  * opp_attention_kernel_query() for a given architecture).
- * @return : OPP_STATUS_SUCCESS if supported; a BAD_PARAM_* status if a field
+ * @return : OPP_STATUS_SUCCESS if supported; BAD_PARAM_NULL_POINTER,
+ *           BAD_PARAM_NOT_INITIALISED or NOT_SUPPORTED_VERSION for desc
+ *           itself (see "Descriptors"); a BAD_PARAM_* status if a field
  *           is invalid; a NOT_SUPPORTED_* status if valid but unsupported
  *           (dtype, head size, algo). opp_last_error_message() says which
  *           field and value, and what the library offers instead. */
@@ -223,8 +279,10 @@ opp_status_t opp_attention_claim_check(const opp_attention_desc_t *desc);
  * Validates the whole descriptor (everything opp_attention_claim_check
  * checks, plus batch, totals, max_seqlens and strides) without touching a
  * GPU. Returns exactly what the run path would return for desc.
- * @return : OPP_STATUS_SUCCESS, or the first failing BAD_PARAM_* /
- *           NOT_SUPPORTED_* status with a message naming field and value. */
+ * @return : OPP_STATUS_SUCCESS, or the first failing status: for desc
+ *           itself BAD_PARAM_NULL_POINTER, BAD_PARAM_NOT_INITIALISED,
+ *           NOT_SUPPORTED_VERSION; then BAD_PARAM_* / NOT_SUPPORTED_* with a
+ *           message naming field and value. */
 opp_status_t opp_attention_desc_check(const opp_attention_desc_t *desc);
 
 /*! opp_varlen_check() :
@@ -250,9 +308,10 @@ opp_status_t opp_varlen_check(const opp_attention_desc_t *desc, const int32_t *c
  * opp_device_sm_arch() for the current device's). Pure host code: the
  * answer comes from the same dispatch table the run path uses.
  * kernel_name : host; set to a static, readable name such as
- *               "exact_bf16_d128_bm64", or NULL on failure.
+ *               "exact_bf16_d128_bm64", or NULL on failure (when not NULL).
  * @return : OPP_STATUS_SUCCESS; the status of opp_attention_desc_check();
- *           BAD_PARAM_NULL_POINTER; BAD_PARAM (sm_arch <= 0); or the
+ *           then BAD_PARAM (sm_arch <= 0); BAD_PARAM_NULL_POINTER
+ *           (kernel_name); or the
  *           NOT_SUPPORTED_* status with the reason a runtime would log at
  *           claim time (e.g. "no FAST kernel for q_dtype = f32"). */
 opp_status_t opp_attention_kernel_query(const opp_attention_desc_t *desc, int32_t sm_arch,
@@ -284,7 +343,8 @@ typedef struct opp_varlen {
  * It depends only on the descriptor, never on the device lengths, so one
  * workspace serves every batch the descriptor's extents allow (graph replay).
  * @return : OPP_STATUS_SUCCESS (with *workspace_bytes set), or the status of
- *           opp_attention_desc_check(), or BAD_PARAM_NULL_POINTER. */
+ *           opp_attention_desc_check(), then BAD_PARAM_NULL_POINTER
+ *           (workspace_bytes). */
 opp_status_t opp_packed_attention_workspace_size(const opp_attention_desc_t *desc,
                                                  size_t *workspace_bytes);
 
@@ -313,10 +373,12 @@ opp_status_t opp_packed_attention_workspace_size(const opp_attention_desc_t *des
  * 0x7E00 or 0x7FC0; the gaps of a row stride are never written), and the
  * finding is recorded in the workspace for opp_attention_device_status().
  * Every argument is checked on the host before the first CUDA call.
- * @return : OPP_STATUS_SUCCESS when the work was enqueued; BAD_PARAM_* /
- *           NOT_SUPPORTED_* from validation; BAD_PARAM_NULL_POINTER;
- *           BAD_PARAM_WORKSPACE; BAD_PARAM_MISALIGNED; CUDA_ERROR if a
- *           launch failed. */
+ * @return : OPP_STATUS_SUCCESS when the work was enqueued; the status of
+ *           opp_attention_desc_check(); BAD_PARAM_NULL_POINTER;
+ *           BAD_PARAM_WORKSPACE; BAD_PARAM_MISALIGNED; NO_DEVICE when there
+ *           is no usable CUDA device (no device, or no driver);
+ *           NOT_SUPPORTED_* when no kernel serves desc on this device;
+ *           CUDA_ERROR if a CUDA call or launch failed. */
 opp_status_t opp_packed_attention_fwd(const opp_attention_desc_t *desc, const opp_varlen_t *varlen,
                                       const void *q, const void *k, const void *v, void *out,
                                       void *workspace, size_t workspace_bytes,
@@ -358,7 +420,11 @@ opp_status_t opp_device_sm_arch(int32_t *sm_arch);
  *           the host-side opp_varlen_check() would give (e.g.
  *           BAD_PARAM_SEQLENS_DECREASING, BAD_PARAM_NONPAD), with a message
  *           such as "cu_seqlens_kv[3] = 17 < cu_seqlens_kv[2] = 20 (found on
- *           the device)"; CUDA_ERROR if the copy failed. */
+ *           the device)"; BAD_PARAM_NULL_POINTER, BAD_PARAM_MISALIGNED,
+ *           BAD_PARAM_WORKSPACE for the arguments; BAD_PARAM when the
+ *           workspace holds no guard record; NO_DEVICE without a usable
+ *           CUDA device; CUDA_ERROR if the copy failed; INTERNAL_ERROR for
+ *           a record this library did not write. */
 opp_status_t opp_attention_device_status(const void *workspace, size_t workspace_bytes,
                                          struct CUstream_st *stream);
 
@@ -377,6 +443,7 @@ opp_status_t opp_packed_attention_device_status(const void *workspace, size_t wo
  * causal is ONNX's offset nonpad[b] - S_q (tail-aligned). Keys at
  * j >= nonpad[b] are never read. Every Y row is written. */
 typedef struct opp_attention24_desc {
+    size_t struct_size;                               /* set by opp_attention24_desc_init() */
     opp_dtype_t q_dtype, k_dtype, v_dtype, out_dtype; /* must be equal */
     int32_t input_rank;                               /* 3 or 4 */
     int32_t batch;                                    /* B >= 1 */
@@ -386,26 +453,48 @@ typedef struct opp_attention24_desc {
     int32_t v_head_size;                              /* Dv; 0 means D */
     int32_t q_seqlen;                                 /* S_q >= 0 */
     int32_t kv_seqlen;                                /* S_kv >= 0 */
-    float scale;                                      /* 0 means 1/sqrt(D) */
-    int32_t is_causal;                                /* 0 or 1 */
-    float softcap;                                    /* 0 is off */
-    opp_algo_t algo;                                  /* OPP_ALGO_AUTO (default) */
+    /* Every field below has a default, taken when struct_size ends before it. */
+    float scale;       /* 0 means 1/sqrt(D) */
+    int32_t is_causal; /* 0 or 1 */
+    float softcap;     /* 0 is off */
+    opp_algo_t algo;   /* OPP_ALGO_AUTO (default) */
 } opp_attention24_desc_t;
 
-/*! opp_attention24_desc_init() : defaults (input_rank 4, zeros, AUTO). */
-void opp_attention24_desc_init(opp_attention24_desc_t *desc);
+/* The smallest struct_size accepted: the fields through kv_seqlen. */
+#define OPP_ATTENTION24_DESC_MIN_SIZE offsetof(opp_attention24_desc_t, scale)
 
-/*! opp_attention24_desc_check() : validates desc without touching a GPU.
- * @return : OPP_STATUS_SUCCESS or the first BAD_PARAM_* / NOT_SUPPORTED_*. */
+/*! opp_attention24_desc_init() (a macro) : struct_size = sizeof of the
+ * caller's build and defaults (input_rank 4, AUTO, every other field and
+ * padding byte 0). Does nothing when desc is NULL. */
+#define opp_attention24_desc_init(desc) \
+    opp_attention24_desc_init_sized((desc), sizeof(opp_attention24_desc_t))
+
+/*! opp_attention24_desc_init_sized() : as opp_attention_desc_init_sized(). */
+void opp_attention24_desc_init_sized(opp_attention24_desc_t *desc, size_t struct_size);
+
+/*! opp_attention24_desc_init() (the function, for bindings without the
+ * macro) : opp_attention24_desc_init_sized(desc, the LIBRARY's sizeof). */
+void(opp_attention24_desc_init)(opp_attention24_desc_t *desc);
+
+/*! opp_attention24_desc_check() : validates desc without touching a GPU,
+ * in the order: desc itself (NULL, struct_size), the claim-time fields as
+ * opp_attention_claim_check(), input_rank, batch, q_seqlen, kv_seqlen,
+ * tensor extents.
+ * @return : OPP_STATUS_SUCCESS or the first BAD_PARAM_* / NOT_SUPPORTED_*
+ *           (BAD_PARAM_NOT_INITIALISED, NOT_SUPPORTED_VERSION for desc). */
 opp_status_t opp_attention24_desc_check(const opp_attention24_desc_t *desc);
 
 /*! opp_attention24_kernel_query() : opp_attention_kernel_query() for the
- * Attention-24 layout descriptor. */
+ * Attention-24 layout descriptor.
+ * @return : as opp_attention_kernel_query(), with the status of
+ *           opp_attention24_desc_check() for desc. */
 opp_status_t opp_attention24_kernel_query(const opp_attention24_desc_t *desc, int32_t sm_arch,
                                           const char **kernel_name);
 
 /*! opp_attention24_nonpad_workspace_size() : as the packed one, with
- * batch = B, total_q = B * S_q, total_kv = B * S_kv, max_seqlen_kv = S_kv. */
+ * batch = B, total_q = B * S_q, total_kv = B * S_kv, max_seqlen_kv = S_kv.
+ * @return : the status of opp_attention24_desc_check(), then
+ *           BAD_PARAM_NULL_POINTER (workspace_bytes), else SUCCESS. */
 opp_status_t opp_attention24_nonpad_workspace_size(const opp_attention24_desc_t *desc,
                                                    size_t *workspace_bytes);
 

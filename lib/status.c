@@ -6,7 +6,9 @@
  * and nothing here. The last-error buffer is C11 _Thread_local storage of
  * OPP_LAST_ERROR_BYTES bytes: each thread sees only its own message, and a
  * message that does not fit is truncated (ending in "...") and always
- * NUL-terminated. Nothing here prints, allocates or locks.
+ * NUL-terminated. Messages carry no source location; a build with
+ * -DOPP_DEBUG_MESSAGES (e.g. bazel build --copt=-DOPP_DEBUG_MESSAGES)
+ * prefixes "file:line: " to each. Nothing here prints, allocates or locks.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,15 +56,22 @@ const char *opp_last_error_message(void) {
 opp_status_t opp__set_error(opp_status_t status, const char *file, int line, const char *fmt, ...) {
     char *buf = opp_last_error_;
     const size_t cap = sizeof opp_last_error_;
-    int n = snprintf(buf, cap, "%s:%d: ", file != NULL ? file : "?", line);
-    size_t used = n < 0 ? 0 : (size_t)n;
+    size_t used = 0;
+    buf[0] = '\0';
+#ifdef OPP_DEBUG_MESSAGES
+    const int prefix = snprintf(buf, cap, "%s:%d: ", file != NULL ? file : "?", line);
+    used = prefix < 0 ? 0 : (size_t)prefix;
+#else
+    (void)file; /* user-facing messages name no source location */
+    (void)line;
+#endif
     if (used < cap && fmt != NULL) {
         va_list ap;
         va_start(ap, fmt);
-        n = vsnprintf(buf + used, cap - used, fmt, ap);
+        const int n = vsnprintf(buf + used, cap - used, fmt, ap);
         va_end(ap);
         if (n < 0) {
-            buf[used] = '\0'; /* encoding error: keep the prefix only */
+            buf[used] = '\0'; /* encoding error: keep what was written before */
         } else {
             used += (size_t)n;
         }

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 
 #include "lib/internal/check.h"
+#include "lib/internal/desc_size.h"
 
 // --- helpers
 
@@ -43,9 +44,12 @@ static opp_status_t check_cu_seqlens(const char *side, const int32_t *cu, int32_
 
 // --- public entry
 
-opp_status_t opp_varlen_check(const opp_attention_desc_t *desc, const int32_t *cu_seqlens_q,
+opp_status_t opp_varlen_check(const opp_attention_desc_t *user, const int32_t *cu_seqlens_q,
                               size_t cu_seqlens_q_count, const int32_t *cu_seqlens_kv,
                               size_t cu_seqlens_kv_count) {
+    opp_attention_desc_t local; /* the caller's struct_size bytes, defaults beyond */
+    OPP_TRY(opp__attention_desc_load(user, &local));
+    const opp_attention_desc_t *desc = &local;
     OPP_TRY(opp_attention_desc_check(desc));
     OPP_RETURN_IF(cu_seqlens_q == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER, "cu_seqlens_q is NULL");
     OPP_RETURN_IF(cu_seqlens_kv == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER,

@@ -151,11 +151,18 @@ static opp_status_t plan(const opp_ref_attention24_desc_t *a, a24g_plan_t *pl) {
 
 // --- checks and cuBLAS glue
 
-#define CUBLAS_TRY(expr)                                                                          \
-    do {                                                                                          \
-        const cublasStatus_t opp_cublas_st_ = (expr);                                             \
-        OPP_RETURN_IF(opp_cublas_st_ != CUBLAS_STATUS_SUCCESS, OPP_STATUS_CUBLAS_ERROR, "%s: %s", \
-                      #expr, cublasGetStatusName(opp_cublas_st_));                                \
+opp_status_t opp__a24g_cublas_error(int cublas_status, const char *call) {
+    OPP_RETURN_IF(1, OPP_STATUS_CUBLAS_ERROR, "%s: %s", call,
+                  cublasGetStatusName((cublasStatus_t)cublas_status));
+    return OPP_STATUS_CUBLAS_ERROR;
+}
+
+#define CUBLAS_TRY(expr)                                               \
+    do {                                                               \
+        const cublasStatus_t opp_cublas_st_ = (expr);                  \
+        if (opp_cublas_st_ != CUBLAS_STATUS_SUCCESS) {                 \
+            return opp__a24g_cublas_error((int)opp_cublas_st_, #expr); \
+        }                                                              \
     } while (0)
 
 /* nonpad values on the device: one-thread kernel, then a synchronous read. */
@@ -260,15 +267,13 @@ opp_status_t opp_ref_gpu_create(opp_ref_gpu_t **ref) {
     cublasStatus_t st = cublasCreate(&r->handle);
     if (st != CUBLAS_STATUS_SUCCESS) {
         free(r);
-        return opp__set_error(OPP_STATUS_CUBLAS_ERROR, __FILE__, __LINE__, "cublasCreate: %s",
-                              cublasGetStatusName(st));
+        return opp__a24g_cublas_error((int)st, "cublasCreate");
     }
     /* Plain IEEE double GEMMs: no FP64 emulation. */
     st = cublasSetMathMode(r->handle, CUBLAS_DEFAULT_MATH);
     if (st != CUBLAS_STATUS_SUCCESS) {
         opp_ref_gpu_destroy(r);
-        return opp__set_error(OPP_STATUS_CUBLAS_ERROR, __FILE__, __LINE__, "cublasSetMathMode: %s",
-                              cublasGetStatusName(st));
+        return opp__a24g_cublas_error((int)st, "cublasSetMathMode");
     }
     *ref = r;
     return OPP_STATUS_SUCCESS;

@@ -58,6 +58,12 @@ typedef struct opp__a24g_params {
  * few rows on small shapes. Not thread-safe; affects every later call. */
 void opp__a24g_set_budget_elems(uint64_t elems);
 
+/* The status of a failed cuBLAS call: records "<call>: <cuBLAS status
+ * name>" and returns OPP_STATUS_CUBLAS_ERROR (every cuBLAS call of
+ * reference/attention24_gpu.c goes through it; cublas_status is a
+ * cublasStatus_t other than CUBLAS_STATUS_SUCCESS). */
+opp_status_t opp__a24g_cublas_error(int cublas_status, const char *call);
+
 /* report[0] = first b with nonpad[b] outside 0..S_kv (or -1), report[1] =
  * its value. nonpad: device [B]; report: device [2]. One thread. */
 opp_status_t opp__a24g_check_nonpad_launch(const int64_t *nonpad, int32_t batch, int32_t kv_seqlen,

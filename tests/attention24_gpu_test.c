@@ -10,7 +10,8 @@
  *       (tests/attention24_gpu_random.c);
  *   ONNX's 66 conformance cases and the golden cases: every output
  *       (tests/attention24_gpu_cases.c);
- *   errors (workspace, nonpad values on the device) and the workspace sizes
+ *   errors (workspace, nonpad values on the device, a failed cuBLAS call is
+ *       CUBLAS_ERROR) and the workspace sizes
  *       of the benchmark workloads (CPU-runnable); with $OPP_WORKLOADS set
  *       (../shared/bench/workloads.json), each workload shape also runs at
  *       full size on pattern data (timed).
@@ -22,6 +23,7 @@
  * OPP_WORKLOADS (optional: the workload file);
  * LD_LIBRARY_PATH must reach libcublas, libcmocka and libprotobuf-c.
  */
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,6 +296,18 @@ static void test_gpu_ref_create_reports_no_device(void **state) {
     assert_opp_status(opp_ref_gpu_create(NULL), OPP_STATUS_BAD_PARAM_NULL_POINTER, "ref is NULL");
 }
 
+/* A failed cuBLAS call is CUBLAS_ERROR, its message naming the call and
+ * cuBLAS's status (the path of every cuBLAS call of the reference). */
+static void test_gpu_ref_cublas_failure_is_cublas_error(void **state) {
+    (void)state;
+    assert_opp_status(opp__a24g_cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "cublasGemmEx(x)"),
+                      OPP_STATUS_CUBLAS_ERROR, NULL);
+    assert_string_equal(opp_last_error_message(),
+                        "cublasGemmEx(x): CUBLAS_STATUS_EXECUTION_FAILED");
+    assert_opp_status(opp__a24g_cublas_error(CUBLAS_STATUS_NOT_INITIALIZED, "cublasCreate"),
+                      OPP_STATUS_CUBLAS_ERROR, "cublasCreate: CUBLAS_STATUS_NOT_INITIALIZED");
+}
+
 /* The padded Attention-24 descriptor of a workload: S = the longest sequence. */
 static void workload_desc(opp_dtype_t dtype, int32_t batch, int32_t hq, int32_t hkv, int32_t d,
                           int32_t max_lq, int32_t max_lkv, int32_t causal, float softcap,
@@ -435,6 +449,7 @@ static void test_gpu_ref_workspace_size_rejects_bad_desc(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_ref_create_reports_no_device),
+        cmocka_unit_test(test_gpu_ref_cublas_failure_is_cublas_error),
         cmocka_unit_test(test_gpu_ref_workspace_size_of_workloads_within_bound),
         cmocka_unit_test(test_gpu_ref_workspace_size_rejects_bad_desc),
         cmocka_unit_test(test_gpu_ref_rejects_nonpad_out_of_range),

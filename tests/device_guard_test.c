@@ -27,12 +27,6 @@
 #include "tests/gpu_util.h"
 #include "tests/test_util.h"
 
-/* The message without its "file:line: " prefix. */
-static const char *message_text(const char *msg) {
-    const char *p = strstr(msg, ": ");
-    return p != NULL ? p + 2 : msg;
-}
-
 /* One bad cu_seqlens case: the device arrays differ from the (good) host
  * ones; desc may lower max_seqlen. */
 typedef struct guard_case {
@@ -135,7 +129,7 @@ static void test_device_guard_reports_bad_cu_seqlens(void **state) {
         assert_int_equal(host, cases[c].status);
         char host_text[512];
         snprintf(host_text, sizeof(host_text), "%s (found on the device)",
-                 message_text(opp_last_error_message()));
+                 opp_last_error_message());
         assert_string_equal(host_text, cases[c].message);
         opp_test_h2d(dev.cu_q, cases[c].cu_q, sizeof(cases[c].cu_q));
         opp_test_h2d(dev.cu_kv, cases[c].cu_kv, sizeof(cases[c].cu_kv));
@@ -153,7 +147,7 @@ static void test_device_guard_reports_bad_cu_seqlens(void **state) {
             opp_packed_attention_device_status(dev.workspace, dev.workspace_bytes, NULL),
             cases[c].status, cases[c].message);
         printf("%-20s -> %s: %s\n", cases[c].name, opp_status_name(cases[c].status),
-               message_text(opp_last_error_message()));
+               opp_last_error_message());
     }
     /* a good run on the same workspace */
     opp_attention_desc_t desc;

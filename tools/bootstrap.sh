@@ -10,10 +10,11 @@ set -u
 # libjansson-dev: bench/'s JSON reader (linked from its libjansson.a);
 # python3-matplotlib: bench/plot.py's charts (tests/bench_plot_test.sh);
 # make, pkg-config: examples/ against an installed tree; python3-pytest,
-# -setuptools, -pip: python/'s package and its tests.
+# -setuptools, -pip: python/'s package and its tests; clang: the libFuzzer
+# targets of fuzz/ (fuzz/build.sh, run by .ci/run).
 PACKAGES=(bazel-bootstrap libcmocka-dev protobuf-c-compiler libprotobuf-c-dev libjansson-dev
     python3-matplotlib gcc g++ make pkg-config python3 python3-pytest python3-setuptools
-    python3-pip)
+    python3-pip clang)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
@@ -57,6 +58,7 @@ gcc -print-file-name=libjansson.a | grep -q / ||
     { echo "bootstrap: MISSING libjansson.a (libjansson-dev)" >&2; fail=1; }
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null ||
     { echo "bootstrap: MISSING matplotlib for /usr/bin/python3 (python3-matplotlib)" >&2; fail=1; }
+command -v clang >/dev/null || { echo "bootstrap: MISSING clang (the fuzz targets)" >&2; fail=1; }
 if [ $fail -ne 0 ]; then
     echo "bootstrap: not ready (see MISSING lines above)" >&2
     exit 1

@@ -8,11 +8,14 @@ other test target (a shell test) counts as one case by its Bazel status. A
 target that failed without a CMocka failure line (crash, timeout, build
 failure) counts as one failed case. Prints per-target lines, then the plain
 line "N passed, N failed" (", N skipped" when any were skipped).
+An optional third argument names the output of fuzz/run.sh: each line
+"fuzz:<target>: PASSED|FAILED ..." counts as one test case.
 """
 import os
 import re
 import sys
 
+FUZZ = re.compile(r"^(fuzz:\S+): (PASSED|FAILED)\b")
 SUMMARY = re.compile(r"^(//\S+)\s+(?:\(cached\)\s+)?(PASSED|FAILED|FAILED TO BUILD|NO STATUS|TIMEOUT|FLAKY)\b")
 RESULT = re.compile(r"^\[\s*(OK|FAILED|SKIPPED|ERROR)\s*\] (test_\S+)\s*$")
 PYTEST = re.compile(r"^(\S+\.py(?:::.+?)?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: \(.*\))?(?:\s+\[\s*\d+%\])?\s*$")
@@ -78,6 +81,16 @@ def main():
             p, f, s = (1, 0, 0) if ok else (0, 1, 0)
         print(f"{label}: {status}: {p} passed, {f} failed, {s} skipped")
         passed, failed, skipped = passed + p, failed + f, skipped + s
+    if len(sys.argv) > 3:
+        fuzz_text = open(sys.argv[3], errors="replace").read() if os.path.exists(sys.argv[3]) else ""
+        fuzz = [m.groups() for m in map(FUZZ.match, fuzz_text.splitlines()) if m]
+        if not fuzz:
+            print("ci_summary: no fuzz results")
+            failed += 1
+        for label, status in fuzz:
+            ok = status == "PASSED"
+            print(f"{label}: {status}: {1 if ok else 0} passed, {0 if ok else 1} failed, 0 skipped")
+            passed, failed = passed + (1 if ok else 0), failed + (0 if ok else 1)
     line = f"{passed} passed, {failed} failed"
     if skipped:
         line += f", {skipped} skipped"

@@ -61,8 +61,9 @@ size_t opp__arch_smem_limit(int32_t sm);
 opp_status_t opp__dispatch_select(const opp__problem_t *p, int32_t sm,
                                   const opp__kernel_row_t **row);
 
-/* The kernel query's argument checks: kernel_name not NULL (then set to
- * NULL), sm > 0. @return : SUCCESS, BAD_PARAM_NULL_POINTER or BAD_PARAM. */
+/* The kernel query's argument checks, in parameter order: sm > 0, then
+ * kernel_name not NULL (set to NULL when it is not). @return : SUCCESS,
+ * BAD_PARAM or BAD_PARAM_NULL_POINTER. */
 opp_status_t opp__dispatch_query_args(int32_t sm, const char **kernel_name);
 
 /* *kernel_name = the name of the row opp__dispatch_select() picks for p on

@@ -77,6 +77,7 @@ class AttentionDesc(ctypes.Structure):
     """opp_attention_desc_t: the packed layout."""
 
     _fields_ = [
+        ("struct_size", ctypes.c_size_t),
         ("q_dtype", ctypes.c_int),
         ("k_dtype", ctypes.c_int),
         ("v_dtype", ctypes.c_int),
@@ -105,6 +106,7 @@ class Attention24Desc(ctypes.Structure):
     """opp_attention24_desc_t: ONNX Attention-24's padded layout."""
 
     _fields_ = [
+        ("struct_size", ctypes.c_size_t),
         ("q_dtype", ctypes.c_int),
         ("k_dtype", ctypes.c_int),
         ("v_dtype", ctypes.c_int),
@@ -142,7 +144,7 @@ _PROTOTYPES = {
     "opp_status_string": (ctypes.c_char_p, [_S]),
     "opp_last_error_message": (ctypes.c_char_p, []),
     "opp_dtype_name": (ctypes.c_char_p, [ctypes.c_int]),
-    "opp_attention_desc_init": (None, [_P(AttentionDesc)]),
+    "opp_attention_desc_init_sized": (None, [_P(AttentionDesc), ctypes.c_size_t]),
     "opp_attention_claim_check": (_S, [_P(AttentionDesc)]),
     "opp_attention_desc_check": (_S, [_P(AttentionDesc)]),
     "opp_varlen_check": (
@@ -158,7 +160,7 @@ _PROTOTYPES = {
     ),
     "opp_device_sm_arch": (_S, [_P(ctypes.c_int32)]),
     "opp_attention_device_status": (_S, [_VP, ctypes.c_size_t, _VP]),
-    "opp_attention24_desc_init": (None, [_P(Attention24Desc)]),
+    "opp_attention24_desc_init_sized": (None, [_P(Attention24Desc), ctypes.c_size_t]),
     "opp_attention24_desc_check": (_S, [_P(Attention24Desc)]),
     "opp_attention24_kernel_query": (
         _S, [_P(Attention24Desc), ctypes.c_int32, _P(ctypes.c_char_p)]),
@@ -256,18 +258,20 @@ def fail(status, message):
 
 
 def attention_desc(**fields):
-    """An AttentionDesc set by opp_attention_desc_init, then the given fields."""
+    """An AttentionDesc set by opp_attention_desc_init (struct_size: this
+    binding's sizeof, as the C macro does), then the given fields."""
     d = AttentionDesc()
-    lib().opp_attention_desc_init(ctypes.byref(d))
+    lib().opp_attention_desc_init_sized(ctypes.byref(d), ctypes.sizeof(d))
     for k, v in fields.items():
         setattr(d, k, v)
     return d
 
 
 def attention24_desc(**fields):
-    """An Attention24Desc set by opp_attention24_desc_init, then the given fields."""
+    """An Attention24Desc set by opp_attention24_desc_init (struct_size: this
+    binding's sizeof), then the given fields."""
     d = Attention24Desc()
-    lib().opp_attention24_desc_init(ctypes.byref(d))
+    lib().opp_attention24_desc_init_sized(ctypes.byref(d), ctypes.sizeof(d))
     for k, v in fields.items():
         setattr(d, k, v)
     return d
