@@ -522,6 +522,76 @@ opp_status_t opp_attention24_nonpad_fwd_lse(const opp_attention24_desc_t *desc,
                                             void *workspace, size_t workspace_bytes,
                                             struct CUstream_st *stream);
 
+/* ======   Merge attention states   ======
+ * Combines partial attention results over DISJOINT key sets into the result
+ * over their union (the combine step of split-KV / flash-decoding, offered
+ * as FlashInfer's merge_states): an engine that splits a sequence's keys
+ * across devices or cache tiers runs attention once per part, with the LSE
+ * (opp_packed_attention_fwd_lse()), and merges the parts here.
+ * A state i is a pair (o_i, lse_i): o_i the normalised attention output of
+ * the rows over key set K_i, lse_i = log sum_{j in K_i} exp(x_j), natural
+ * log, -inf when the row saw no key of K_i (as the *_fwd_lse() entries write
+ * it). Per (row, head), with n = num_states:
+ *   M   = max_i lse_i
+ *   w_i = exp(lse_i - M), in float32; a state with w_i == 0 (lse_i = -inf,
+ *         or lse_i below M by more than ~104) is SKIPPED: its o_i is never
+ *         read into the sum, so NaN or inf there cannot reach the output
+ *   out = (sum_i w_i o_i) / (sum_i w_i), both sums in ascending i, fp32
+ *         accumulation (fmaf), one IEEE division per element, rounded once
+ *         (RNE) to the storage dtype
+ *   lse = M + log(sum_i w_i)
+ *   every lse_i = -inf  ->  out = +0 exactly, lse = -inf (a row that saw no
+ *                           key at all, as the attention entries write it)
+ *   some lse_i NaN or +inf  ->  out and lse quiet NaN (the weights are
+ *                           undefined; a NaN-filled state from a failed run
+ *                           stays loud)
+ * The bits depend only on the inputs (no atomics; the grid never changes
+ * the order), and equal those of the same call on any batch of rows that
+ * contains these. Accuracy: within a few float32 ulps of max_i |o_i| before
+ * the final rounding (tests/merge_states_gpu_test.c states the bound). */
+
+/*! opp_merge_attention_states_check() :
+ * Validates the shape arguments of opp_merge_attention_states() without
+ * touching a GPU: dtype F32, F16 or BF16; num_states >= 1; rows >= 0;
+ * num_heads >= 1; v_head_size >= 1; and the largest tensor,
+ * num_states * rows * num_heads * v_head_size elements, addressable in
+ * int64 bytes.
+ * @return : OPP_STATUS_SUCCESS; BAD_PARAM_DTYPE (not an ONNX type),
+ *           NOT_SUPPORTED_DTYPE (an ONNX type other than F32/F16/BF16),
+ *           BAD_PARAM_SHAPE (num_states, rows, or the sizes overflow),
+ *           BAD_PARAM_NUM_HEADS, BAD_PARAM_V_HEAD_SIZE; the message names
+ *           the argument and its value. */
+opp_status_t opp_merge_attention_states_check(opp_dtype_t dtype, int32_t num_states, int64_t rows,
+                                              int32_t num_heads, int32_t v_head_size);
+
+/*! opp_merge_attention_states() :
+ * Merges num_states partial states into one (see the section comment).
+ * states_out : device, dtype [num_states, rows, num_heads, v_head_size],
+ *              dense (state i is an `out` of opp_packed_attention_fwd_lse()
+ *              with total_q = rows), 16-byte aligned
+ * states_lse : device, float32 [num_states, num_heads, rows] (state i is an
+ *              `lse` of opp_packed_attention_fwd_lse(), FlashAttention's
+ *              varlen layout: element (i, h, t) at
+ *              states_lse[(i * num_heads + h) * rows + t]), 4-byte aligned
+ * out        : device, dtype [rows, num_heads, v_head_size], dense,
+ *              16-byte aligned; every element is written
+ * lse_out    : device, float32 [num_heads, rows], 4-byte aligned, or NULL
+ *              (not written)
+ * out and lse_out must not overlap states_out, states_lse or each other
+ * (checked). Pointers may be NULL only when rows == 0, which enqueues
+ * nothing. Enqueues one kernel on stream and returns: no allocation, no
+ * workspace, no host synchronization; CUDA-graph capturable. Every
+ * argument is checked on the host before the first CUDA call.
+ * @return : OPP_STATUS_SUCCESS when the work was enqueued (or rows == 0);
+ *           the status of opp_merge_attention_states_check();
+ *           BAD_PARAM_NULL_POINTER; BAD_PARAM_MISALIGNED; BAD_PARAM (an
+ *           output overlaps an input or the other output); CUDA_ERROR if
+ *           the launch failed. */
+opp_status_t opp_merge_attention_states(opp_dtype_t dtype, int32_t num_states, int64_t rows,
+                                        int32_t num_heads, int32_t v_head_size,
+                                        const void *states_out, const float *states_lse,
+                                        void *out, float *lse_out, struct CUstream_st *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,8 @@
 /*
  * plain_gcc_program.c - built by plain_gcc_link_test.sh with plain gcc
  * against liboppacked.a and oppacked.h only (no Bazel, no internal header):
- * validates a good descriptor and a bad one and prints the message.
+ * validates a good descriptor and a bad one and prints the message, and
+ * the merge's shape check (no CUDA either).
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,13 @@ int main(void) {
            opp_last_error_message());
     if (s != OPP_STATUS_BAD_PARAM_SEQLENS_DECREASING ||
         strstr(opp_last_error_message(), "cu_seqlens_kv[2] = 6 < cu_seqlens_kv[1] = 7") == NULL) {
+        return 1;
+    }
+    /* the merge's shape check is host-only too */
+    s = opp_merge_attention_states_check(OPP_DTYPE_BF16, 2, 10, 8, 0);
+    printf("merge with v_head_size 0: %s: %s\n", opp_status_name(s), opp_last_error_message());
+    if (s != OPP_STATUS_BAD_PARAM_V_HEAD_SIZE ||
+        strstr(opp_last_error_message(), "v_head_size = 0 must be >= 1") == NULL) {
         return 1;
     }
     return 0;
