@@ -48,17 +48,8 @@ static opp_status_t oracle_layout(const opp_attention24_desc_t *d) {
     return OPP_STATUS_SUCCESS;
 }
 
-typedef struct outcome {
-    opp_status_t st;
-    char msg[1024];
-} outcome_t;
-
-static outcome_t desc_check(const opp_attention24_desc_t *d) {
-    outcome_t o;
-    o.st = opp_attention24_desc_check(d);
-    fuzz_check_result(o.st, "opp_attention24_desc_check");
-    snprintf(o.msg, sizeof o.msg, "%s", o.st == OPP_STATUS_SUCCESS ? "" : opp_last_error_message());
-    return o;
+static fuzz_outcome_t desc_check(const opp_attention24_desc_t *d) {
+    return fuzz_outcome(opp_attention24_desc_check(d), "opp_attention24_desc_check");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -76,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     const size_t s = d.struct_size;
     const int plausible = s % 8 == 0 && s >= OPP_ATTENTION24_DESC_MIN_SIZE && s <= sizeof d;
-    const outcome_t full = desc_check(&d);
+    const fuzz_outcome_t full = desc_check(&d);
     if (!plausible) {
         const opp_status_t want = s % 8 == 0 && s > sizeof d && s <= 4096
                                       ? OPP_STATUS_NOT_SUPPORTED_VERSION
@@ -91,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(&eff, &d, s);
     eff.struct_size = sizeof eff;
     if (s < sizeof d) {
-        const outcome_t e = desc_check(&eff);
+        const fuzz_outcome_t e = desc_check(&eff);
         FUZZ_REQUIRE(e.st == full.st && strcmp(e.msg, full.msg) == 0,
                      "struct_size %zu: %s \"%s\" but the defaulted full-size desc: %s \"%s\"", s,
                      opp_status_name(full.st), full.msg, opp_status_name(e.st), e.msg);

@@ -62,18 +62,8 @@ static opp_status_t oracle_shape(const opp_attention_desc_t *d) {
     return OPP_STATUS_SUCCESS;
 }
 
-/* One status + message of desc_check, copied out of the thread buffer. */
-typedef struct outcome {
-    opp_status_t st;
-    char msg[1024];
-} outcome_t;
-
-static outcome_t desc_check(const opp_attention_desc_t *d) {
-    outcome_t o;
-    o.st = opp_attention_desc_check(d);
-    fuzz_check_result(o.st, "opp_attention_desc_check");
-    snprintf(o.msg, sizeof o.msg, "%s", o.st == OPP_STATUS_SUCCESS ? "" : opp_last_error_message());
-    return o;
+static fuzz_outcome_t desc_check(const opp_attention_desc_t *d) {
+    return fuzz_outcome(opp_attention_desc_check(d), "opp_attention_desc_check");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -97,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     const opp_status_t claim = opp_attention_claim_check(&d);
     fuzz_check_result(claim, "opp_attention_claim_check");
-    const outcome_t full = desc_check(&d);
+    const fuzz_outcome_t full = desc_check(&d);
     if (!plausible) {
         const opp_status_t want = s % 8 == 0 && s > sizeof d && s <= 4096
                                       ? OPP_STATUS_NOT_SUPPORTED_VERSION
@@ -113,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(&eff, &d, s);
     eff.struct_size = sizeof eff;
     if (s < sizeof d) {
-        const outcome_t e = desc_check(&eff);
+        const fuzz_outcome_t e = desc_check(&eff);
         FUZZ_REQUIRE(e.st == full.st && strcmp(e.msg, full.msg) == 0,
                      "struct_size %zu: %s \"%s\" but the defaulted full-size desc: %s \"%s\"", s,
                      opp_status_name(full.st), full.msg, opp_status_name(e.st), e.msg);

@@ -45,6 +45,22 @@ static inline void fuzz_check_result(opp_status_t st, const char *call) {
                  msg);
 }
 
+/* One status + message of a check, copied out of the thread buffer (the
+ * next call overwrites opp_last_error_message()). */
+typedef struct fuzz_outcome {
+    opp_status_t st;
+    char msg[1024];
+} fuzz_outcome_t;
+
+/* Checks st as fuzz_check_result() does and captures it with its message. */
+static inline fuzz_outcome_t fuzz_outcome(opp_status_t st, const char *call) {
+    fuzz_outcome_t o;
+    o.st = st;
+    fuzz_check_result(st, call);
+    snprintf(o.msg, sizeof o.msg, "%s", st == OPP_STATUS_SUCCESS ? "" : opp_last_error_message());
+    return o;
+}
+
 /* Reads n bytes of input into dst (zero-filled past the input's end). */
 static inline void fuzz_take(void *dst, size_t n, const unsigned char **data, size_t *size) {
     const size_t k = *size < n ? *size : n;
