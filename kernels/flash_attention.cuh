@@ -243,177 +243,170 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     const uint32_t v_lane =
         flash_smem_addr(sv + ((lane & 7) + ((lane >> 3) & 1) * 8) * C::PITCH + (lane >> 4) * 8);
 
-    /* V_j landed and every warp is done with K_j: K_{j+1} may load */
-    auto wait_v_load_next_k = [&](int32_t j) {
-        flash_cp_async_wait<0>();
-        __syncthreads();
-        if (j + 1 < je) {
-            load_kv(sk, kg, a.k.row, a.d, j + 1);
-        }
-        flash_cp_async_commit();
-    };
+    /* p = 2^(s sl - max sl); with softcap, s is c log2(e) tanh(..) and sl = 1;
+     * m is kept raw (unscaled) */
+    const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
     for (int32_t j = jb; j < je; ++j) {
         flash_cp_async_wait<0>();
         __syncthreads(); /* K_j (and Q) landed; every warp is done with V_{j-1} */
         load_kv(sv, vg, a.v.row, a.dv, j);
         flash_cp_async_commit();
         float s[C::MT][C::BN / 8][4];
-        /* p = 2^(s sl - max sl); with softcap, s is c log2(e) tanh(..) and sl = 1 */
-        const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
-        {
-            /* S = Q K_j^T */
+        /* S = Q K_j^T */
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+            for (int n = 0; n < C::BN / 8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    s[i][n][e] = 0.0f;
+                }
+            }
+        }
+#pragma unroll
+        for (int ks = 0; ks < C::DB / 16; ++ks) {
+            if (ks * 16 >= a.d) {
+                break; /* uniform: the rest of the bucket is zeros */
+            }
+            uint32_t qa[C::MT][4];
+#pragma unroll
+            for (int i = 0; i < C::MT; ++i) {
+                flash_ldmatrix_x4(qa[i], q_lane + (i * 16 * C::PITCH + ks * 16) * 2);
+            }
+#pragma unroll
+            for (int n2 = 0; n2 < C::BN / 16; ++n2) {
+                uint32_t kf[4];
+                flash_ldmatrix_x4(kf, k_lane + (n2 * 16 * C::PITCH + ks * 16) * 2);
+#pragma unroll
+                for (int i = 0; i < C::MT; ++i) {
+                    flash_mma<DT>(s[i][2 * n2], qa[i], kf[0], kf[1]);
+                    flash_mma<DT>(s[i][2 * n2 + 1], qa[i], kf[2], kf[3]);
+                }
+            }
+        }
+
+        /* softcap first (before any mask), in the log2 domain: then sl = 1 */
+        if (a.cap_log2 != 0.0f) {
 #pragma unroll
             for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
                 for (int n = 0; n < C::BN / 8; ++n) {
 #pragma unroll
                     for (int e = 0; e < 4; ++e) {
-                        s[i][n][e] = 0.0f;
+                        s[i][n][e] = a.cap_log2 * flash_tanh(s[i][n][e] * a.cap_scale);
                     }
                 }
             }
+        }
+        /* masks: only in blocks holding a key some row of the tile must not see */
+        if ((int64_t)(j + 1) * C::BN > kfull) {
 #pragma unroll
-            for (int ks = 0; ks < C::DB / 16; ++ks) {
-                if (ks * 16 >= a.d) {
-                    break; /* uniform: the rest of the bucket is zeros */
-                }
-                uint32_t qa[C::MT][4];
+            for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
-                for (int i = 0; i < C::MT; ++i) {
-                    flash_ldmatrix_x4(qa[i], q_lane + (i * 16 * C::PITCH + ks * 16) * 2);
-                }
-#pragma unroll
-                for (int n2 = 0; n2 < C::BN / 16; ++n2) {
-                    uint32_t kf[4];
-                    flash_ldmatrix_x4(kf, k_lane + (n2 * 16 * C::PITCH + ks * 16) * 2);
-#pragma unroll
-                    for (int i = 0; i < C::MT; ++i) {
-                        flash_mma<DT>(s[i][2 * n2], qa[i], kf[0], kf[1]);
-                        flash_mma<DT>(s[i][2 * n2 + 1], qa[i], kf[2], kf[3]);
-                    }
-                }
-            }
-
-            /* softcap first (before any mask), in the log2 domain: then sl = 1 */
-            if (a.cap_log2 != 0.0f) {
-#pragma unroll
-                for (int i = 0; i < C::MT; ++i) {
+                for (int h = 0; h < 2; ++h) {
+                    /* this row's first invisible key, relative to the block */
+                    const int32_t kend =
+                        flash_key_end(causal, t0 + (rem0 + rt + i * 16 + 8 * h) / g, lq, lkv) -
+                        j * C::BN;
 #pragma unroll
                     for (int n = 0; n < C::BN / 8; ++n) {
 #pragma unroll
-                        for (int e = 0; e < 4; ++e) {
-                            s[i][n][e] = a.cap_log2 * flash_tanh(s[i][n][e] * a.cap_scale);
-                        }
-                    }
-                }
-            }
-            /* masks: only in blocks holding a key some row of the tile must not see */
-            if ((int64_t)(j + 1) * C::BN > kfull) {
-#pragma unroll
-                for (int i = 0; i < C::MT; ++i) {
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        /* this row's first invisible key, relative to the block */
-                        const int32_t kend =
-                            flash_key_end(causal, t0 + (rem0 + rt + i * 16 + 8 * h) / g, lq, lkv) -
-                            j * C::BN;
-#pragma unroll
-                        for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                            for (int e = 0; e < 2; ++e) {
-                                if (n * 8 + 2 * qc + e >= kend) {
-                                    s[i][n][2 * h + e] = -INFINITY;
-                                }
+                        for (int e = 0; e < 2; ++e) {
+                            if (n * 8 + 2 * qc + e >= kend) {
+                                s[i][n][2 * h + e] = -INFINITY;
                             }
                         }
                     }
                 }
             }
         }
-        wait_v_load_next_k(j);
-        {
+        flash_cp_async_wait<0>();
+        __syncthreads(); /* V_j landed; every warp is done with K_j */
+        if (j + 1 < je) {
+            load_kv(sk, kg, a.k.row, a.d, j + 1);
+        }
+        flash_cp_async_commit();
 
-            /* online softmax; P into s. alpha is exactly 1 when a row's max did
-             * not change, so a block a row does not see changes none of its bits,
-             * and O is rescaled only when some row of the warp needs it. */
-            float alpha[C::MT][2];
+        /* online softmax; P into s. alpha is exactly 1 when a row's max did
+         * not change, so a block a row does not see changes none of its bits,
+         * and O is rescaled only when some row of the warp needs it. */
+        float alpha[C::MT][2];
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float mx = m[i][h];
+#pragma unroll
+                for (int n = 0; n < C::BN / 8; ++n) {
+                    mx = fmaxf(mx, fmaxf(s[i][n][2 * h], s[i][n][2 * h + 1]));
+                }
+                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+                /* all masked so far: exponentials against 0, so p = 0 and l, O stay 0 */
+                const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
+                /* exactly 1 when the max did not change: an unchanged row's bits
+                 * do not depend on how many blocks its tile runs (no contraction
+                 * of m sl - mu into an FFMA, whose residual is not 0) */
+                alpha[i][h] = mx == m[i][h] ? 1.0f : flash_exp2(__fmul_rn(m[i][h], sl) - mu);
+                m[i][h] = mx;
+                float sum = 0.0f;
+#pragma unroll
+                for (int n = 0; n < C::BN / 8; ++n) {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const float p = flash_exp2(fmaf(s[i][n][2 * h + e], sl, -mu));
+                        s[i][n][2 * h + e] = p;
+                        sum += p;
+                    }
+                }
+                l[i][h] = l[i][h] * alpha[i][h] + sum;
+            }
+        }
+        bool rescale = false;
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) {
+            rescale |= alpha[i][0] != 1.0f || alpha[i][1] != 1.0f;
+        }
+        if (__any_sync(0xFFFFFFFFu, rescale)) {
 #pragma unroll
             for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    float mx = m[i][h];
+                for (int n = 0; n < C::DB / 8; ++n) {
 #pragma unroll
-                    for (int n = 0; n < C::BN / 8; ++n) {
-                        mx = fmaxf(mx, fmaxf(s[i][n][2 * h], s[i][n][2 * h + 1]));
-                    }
-                    mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
-                    mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-                    /* all masked so far: exponentials against 0, so p = 0 and l, O stay 0 */
-                    const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
-                    /* exactly 1 when the max did not change: an unchanged row's bits
-                     * do not depend on how many blocks its tile runs (no contraction
-                     * of m sl - mu into an FFMA, whose residual is not 0) */
-                    alpha[i][h] = mx == m[i][h] ? 1.0f : flash_exp2(__fmul_rn(m[i][h], sl) - mu);
-                    m[i][h] = mx;
-                    float sum = 0.0f;
-#pragma unroll
-                    for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            const float p = flash_exp2(fmaf(s[i][n][2 * h + e], sl, -mu));
-                            s[i][n][2 * h + e] = p;
-                            sum += p;
-                        }
-                    }
-                    l[i][h] = l[i][h] * alpha[i][h] + sum;
-                }
-            }
-            bool rescale = false;
-#pragma unroll
-            for (int i = 0; i < C::MT; ++i) {
-                rescale |= alpha[i][0] != 1.0f || alpha[i][1] != 1.0f;
-            }
-            if (__any_sync(0xFFFFFFFFu, rescale)) {
-#pragma unroll
-                for (int i = 0; i < C::MT; ++i) {
-#pragma unroll
-                    for (int n = 0; n < C::DB / 8; ++n) {
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) {
-                            o[i][n][e] *= alpha[i][e / 2];
-                        }
+                    for (int e = 0; e < 4; ++e) {
+                        o[i][n][e] *= alpha[i][e / 2];
                     }
                 }
             }
+        }
 
-            /* P in the storage type, as the A fragments of P V (s dies here) */
-            uint32_t pa[C::MT][C::BN / 16][4];
+        /* P in the storage type, as the A fragments of P V (s dies here) */
+        uint32_t pa[C::MT][C::BN / 16][4];
 #pragma unroll
-            for (int i = 0; i < C::MT; ++i) {
-#pragma unroll
-                for (int kk = 0; kk < C::BN / 16; ++kk) {
-                    pa[i][kk][0] = flash_type<DT>::pack(s[i][2 * kk][0], s[i][2 * kk][1]);
-                    pa[i][kk][1] = flash_type<DT>::pack(s[i][2 * kk][2], s[i][2 * kk][3]);
-                    pa[i][kk][2] = flash_type<DT>::pack(s[i][2 * kk + 1][0], s[i][2 * kk + 1][1]);
-                    pa[i][kk][3] = flash_type<DT>::pack(s[i][2 * kk + 1][2], s[i][2 * kk + 1][3]);
-                }
-            }
-
-            /* O += P V_j */
+        for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
             for (int kk = 0; kk < C::BN / 16; ++kk) {
+                pa[i][kk][0] = flash_type<DT>::pack(s[i][2 * kk][0], s[i][2 * kk][1]);
+                pa[i][kk][1] = flash_type<DT>::pack(s[i][2 * kk][2], s[i][2 * kk][3]);
+                pa[i][kk][2] = flash_type<DT>::pack(s[i][2 * kk + 1][0], s[i][2 * kk + 1][1]);
+                pa[i][kk][3] = flash_type<DT>::pack(s[i][2 * kk + 1][2], s[i][2 * kk + 1][3]);
+            }
+        }
+
+        /* O += P V_j */
 #pragma unroll
-                for (int n2 = 0; n2 < C::DB / 16; ++n2) {
-                    if (n2 * 16 >= a.dv) {
-                        break; /* uniform */
-                    }
-                    uint32_t vf[4];
-                    flash_ldmatrix_x4_trans(vf, v_lane + (kk * 16 * C::PITCH + n2 * 16) * 2);
+        for (int kk = 0; kk < C::BN / 16; ++kk) {
 #pragma unroll
-                    for (int i = 0; i < C::MT; ++i) {
-                        flash_mma<DT>(o[i][2 * n2], pa[i][kk], vf[0], vf[1]);
-                        flash_mma<DT>(o[i][2 * n2 + 1], pa[i][kk], vf[2], vf[3]);
-                    }
+            for (int n2 = 0; n2 < C::DB / 16; ++n2) {
+                if (n2 * 16 >= a.dv) {
+                    break; /* uniform */
+                }
+                uint32_t vf[4];
+                flash_ldmatrix_x4_trans(vf, v_lane + (kk * 16 * C::PITCH + n2 * 16) * 2);
+#pragma unroll
+                for (int i = 0; i < C::MT; ++i) {
+                    flash_mma<DT>(o[i][2 * n2], pa[i][kk], vf[0], vf[1]);
+                    flash_mma<DT>(o[i][2 * n2 + 1], pa[i][kk], vf[2], vf[3]);
                 }
             }
         }
@@ -423,7 +416,6 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     /* epilogue: O / l and LSE, or (SPLIT) the unnormalised O and (m sl, l)
      * of the partial rows; only rows of the sequence, only columns < Dv */
     uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)hk * g * a.out.head;
-    const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2; /* m is raw */
 #pragma unroll
     for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
