@@ -476,7 +476,7 @@ static opp_status_t exact_launch(const opp__problem_t *p, const opp__plan_t *pla
 }
 
 /* One launch function per EXACT line of kernels/kernel_list.h. */
-#define EXACT_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, BM, BN, THREADS, SMEM)                  \
+#define EXACT_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM, BN, THREADS, SMEM)              \
     extern "C" opp_status_t opp__launch_##name(                                                \
         const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,        \
         struct CUstream_st *stream) {                                                          \

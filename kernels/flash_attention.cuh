@@ -501,7 +501,7 @@ static __global__ void __launch_bounds__(C::THREADS, 4)
 
 /* Sets a kernel's dynamic shared memory limit once per device (a
  * per-context setting); flags: one int per device, per kernel. */
-static opp_status_t flash_smem_once(const void *kernel, size_t bytes, int *flags) {
+static inline opp_status_t flash_smem_once(const void *kernel, size_t bytes, int *flags) {
     int dev = 0;
     OPP_CUDA_TRY(cudaGetDevice(&dev));
     if (dev < 0 || dev >= 64 || !__atomic_load_n(&flags[dev], __ATOMIC_RELAXED)) {
@@ -553,16 +553,10 @@ static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t
     return OPP_STATUS_SUCCESS;
 }
 
-/* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of C::THREADS,
- * items = ceil(max_seqlen_q * G / BM) * B * Hkv, C::SMEM_BYTES of dynamic
- * shared memory (the attribute is set once per device). When the plan has
- * split partials (and DB <= OPP__SPLIT_DMAX), then the split kernel over
- * ceil(max_seqlen_kv / S) * B * Hkv items with the BM = OPP__SPLIT_ROWS,
- * 4-warp tile, and the combine on B * Hkv blocks of 128 threads; all three
- * on `stream`, in that order. */
-template <int DT, class C>
-static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *plan,
-                                 struct CUstream_st *stream) {
+/* The arguments every FAST launch shares, from the problem and its plan,
+ * for head-size bucket db; n_mb and items are the caller's (they depend on
+ * its tile). */
+static inline flash_args flash_args_init(const opp__problem_t *p, const opp__plan_t *plan, int db) {
     flash_args a;
     memset(&a, 0, sizeof(a));
     if (p->layout == OPP__LAYOUT_PACKED) {
@@ -577,8 +571,6 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
     a.d = p->a.d;
     a.dv = p->a.dv;
     a.q_seqlen = p->q_seqlen;
-    a.n_mb = ((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM;
-    a.items = a.n_mb * a.batch * a.hkv;
     a.q = p->q;
     a.k = p->k;
     a.v = p->v;
@@ -593,10 +585,26 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
         a.cap_log2 = p->a.softcap * log2e;
     }
     a.is_causal = p->a.is_causal;
-    a.split_on = C::DB <= OPP__SPLIT_DMAX && plan->split_rows > 0 && p->a.g <= OPP__SPLIT_ROWS;
+    a.split_on = db <= OPP__SPLIT_DMAX && plan->split_rows > 0 && p->a.g <= OPP__SPLIT_ROWS;
     a.hq = p->a.hq;
     a.part_o = plan->split_o;
     a.part_ml = (float2 *)plan->split_ml;
+    return a;
+}
+
+/* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of C::THREADS,
+ * items = ceil(max_seqlen_q * G / BM) * B * Hkv, C::SMEM_BYTES of dynamic
+ * shared memory (the attribute is set once per device). When the plan has
+ * split partials (and DB <= OPP__SPLIT_DMAX), then the split kernel over
+ * ceil(max_seqlen_kv / S) * B * Hkv items with the BM = OPP__SPLIT_ROWS,
+ * 4-warp tile, and the combine on B * Hkv blocks of 128 threads; all three
+ * on `stream`, in that order. */
+template <int DT, class C>
+static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *plan,
+                                 struct CUstream_st *stream) {
+    flash_args a = flash_args_init(p, plan, C::DB);
+    a.n_mb = ((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM;
+    a.items = a.n_mb * a.batch * a.hkv;
     const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
     if (a.items > 0) {
         static int smem_set[64];
@@ -616,7 +624,7 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
 }
 
 /* One launch function per FAST line of kernels/kernel_list.h. */
-#define OPP__FLASH_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, BM, BN, THREADS, SMEM)      \
+#define OPP__FLASH_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM, BN, THREADS, SMEM)  \
     extern "C" opp_status_t opp__launch_##name(                                         \
         const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan, \
         struct CUstream_st *stream) {                                                   \
@@ -625,5 +633,23 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
         (void)row;                                                                      \
         return flash_launch<OPP_DTYPE_##DTYPE, cfg_t>(p, plan, stream);                 \
     }
+
+/* The split-KV launch and its combine for bucket DB <= OPP__SPLIT_DMAX, as a
+ * function other kernels' launchers call (the Hopper kernel's rows run
+ * their split rows here): defined in kernels/flash_d<DB>.cu. */
+#define OPP__FLASH_SPLIT_ENTRY_NAME(DTYPE, DB) opp__flash_split_##DTYPE##_d##DB
+#define OPP__FLASH_SPLIT_ENTRY_DECL(DTYPE, DB)                                        \
+    opp_status_t OPP__FLASH_SPLIT_ENTRY_NAME(DTYPE, DB)(                              \
+        const flash_args &a, const opp__problem_t *p, const opp__guard_record_t *rec, \
+        struct CUstream_st *stream)
+#define OPP__FLASH_SPLIT_ENTRY(DTYPE, DB)                                                  \
+    OPP__FLASH_SPLIT_ENTRY_DECL(DTYPE, DB) {                                               \
+        return flash_launch_split<OPP_DTYPE_##DTYPE, flash_cfg<DB, 128, 64, 4>>(a, p, rec, \
+                                                                                stream);   \
+    }
+OPP__FLASH_SPLIT_ENTRY_DECL(F16, 64);
+OPP__FLASH_SPLIT_ENTRY_DECL(BF16, 64);
+OPP__FLASH_SPLIT_ENTRY_DECL(F16, 128);
+OPP__FLASH_SPLIT_ENTRY_DECL(BF16, 128);
 
 #endif /* OPP_KERNELS_FLASH_ATTENTION_CUH */

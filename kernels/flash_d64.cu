@@ -9,3 +9,5 @@
 #include "kernels/flash_attention.cuh"
 
 OPP__FLASH_D64_KERNELS(OPP__FLASH_LAUNCHER)
+OPP__FLASH_SPLIT_ENTRY(F16, 64)
+OPP__FLASH_SPLIT_ENTRY(BF16, 64)

@@ -6,7 +6,7 @@
  * functions (one opp__launch_<name> per line). Add a kernel here and
  * nowhere else.
  *
- *   X(name, ALGO, DTYPE, DMAX, ALIGN, BM, BN, THREADS, SMEM_BYTES)
+ *   X(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM, BN, THREADS, SMEM_BYTES)
  *     name     the kernel's readable name; its launcher is opp__launch_<name>
  *     ALGO     EXACT or FAST (OPP_ALGO_*)
  *     DTYPE    F32, F16 or BF16 (OPP_DTYPE_*): Q, K, V and out
@@ -14,6 +14,10 @@
  *              with DMAX ascending: the first row that fits wins)
  *     ALIGN    D, Dv and every row/head/batch stride must be multiples of
  *              ALIGN elements (1: any)
+ *     SM       80: any GPU of compute capability >= 8.0 whose shared memory
+ *              holds the tile; 90: compute capability 9.0 only (sm_90a
+ *              code: wgmma, TMA), and only for G <= BM (lib/dispatch.c);
+ *              elsewhere the next row of the family serves
  *     BM, BN   query rows (token x head-in-group) and keys per tile (the
  *              exact kernel: BN 64 or 128, whole summation chunks)
  *     THREADS  threads per block
@@ -21,8 +25,9 @@
  *              when it fits (opp__arch_smem_limit), so the first row that
  *              fits the device is its tile shape. The shape therefore depends
  *              only on (algo, dtype, D, Dv, architecture), never on a batch.
- * Every row needs compute capability >= 8.0 (sm_80 SASS; sm_86, sm_89,
- * sm_90 SASS and compute_80 PTX are built too, kernels/BUILD).
+ * Every row needs compute capability >= 8.0 (SM 80 rows: sm_80 SASS; sm_86,
+ * sm_89, sm_90 SASS and compute_80 PTX are built too; SM 90 rows: sm_90a
+ * SASS alone, kernels/BUILD).
  */
 #ifndef OPP_KERNELS_KERNEL_LIST_H
 #define OPP_KERNELS_KERNEL_LIST_H
@@ -44,24 +49,31 @@
  *   D, Dv <= 256  BM 32, BN 128: 142720 B (sm_80, sm_87, sm_90). Not on 99 KB
  *                 GPUs: Q alone is 64 KB as doubles, and the smallest tile of
  *                 this design (BM 32, BN 64) needs 125056 B. */
-#define OPP__EXACT_KERNELS(X)                                                                     \
-    X(exact_f32_d128_bm64, EXACT, F32, 128, 1, 64, 128, 256, OPP__EXACT_SMEM_BYTES(128, 64, 128)) \
-    X(exact_f16_d128_bm64, EXACT, F16, 128, 1, 64, 128, 256, OPP__EXACT_SMEM_BYTES(128, 64, 128)) \
-    X(exact_bf16_d128_bm64, EXACT, BF16, 128, 1, 64, 128, 256,                                    \
-      OPP__EXACT_SMEM_BYTES(128, 64, 128))                                                        \
-    X(exact_f32_d128_bm32, EXACT, F32, 128, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(128, 32, 128)) \
-    X(exact_f16_d128_bm32, EXACT, F16, 128, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(128, 32, 128)) \
-    X(exact_bf16_d128_bm32, EXACT, BF16, 128, 1, 32, 128, 256,                                    \
-      OPP__EXACT_SMEM_BYTES(128, 32, 128))                                                        \
-    X(exact_f32_d128_bm32_bn64, EXACT, F32, 128, 1, 32, 64, 256,                                  \
-      OPP__EXACT_SMEM_BYTES(128, 32, 64))                                                         \
-    X(exact_f16_d128_bm32_bn64, EXACT, F16, 128, 1, 32, 64, 256,                                  \
-      OPP__EXACT_SMEM_BYTES(128, 32, 64))                                                         \
-    X(exact_bf16_d128_bm32_bn64, EXACT, BF16, 128, 1, 32, 64, 256,                                \
-      OPP__EXACT_SMEM_BYTES(128, 32, 64))                                                         \
-    X(exact_f32_d256_bm32, EXACT, F32, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32, 128)) \
-    X(exact_f16_d256_bm32, EXACT, F16, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32, 128)) \
-    X(exact_bf16_d256_bm32, EXACT, BF16, 256, 1, 32, 128, 256, OPP__EXACT_SMEM_BYTES(256, 32, 128))
+#define OPP__EXACT_KERNELS(X)                                          \
+    X(exact_f32_d128_bm64, EXACT, F32, 128, 1, 80, 64, 128, 256,       \
+      OPP__EXACT_SMEM_BYTES(128, 64, 128))                             \
+    X(exact_f16_d128_bm64, EXACT, F16, 128, 1, 80, 64, 128, 256,       \
+      OPP__EXACT_SMEM_BYTES(128, 64, 128))                             \
+    X(exact_bf16_d128_bm64, EXACT, BF16, 128, 1, 80, 64, 128, 256,     \
+      OPP__EXACT_SMEM_BYTES(128, 64, 128))                             \
+    X(exact_f32_d128_bm32, EXACT, F32, 128, 1, 80, 32, 128, 256,       \
+      OPP__EXACT_SMEM_BYTES(128, 32, 128))                             \
+    X(exact_f16_d128_bm32, EXACT, F16, 128, 1, 80, 32, 128, 256,       \
+      OPP__EXACT_SMEM_BYTES(128, 32, 128))                             \
+    X(exact_bf16_d128_bm32, EXACT, BF16, 128, 1, 80, 32, 128, 256,     \
+      OPP__EXACT_SMEM_BYTES(128, 32, 128))                             \
+    X(exact_f32_d128_bm32_bn64, EXACT, F32, 128, 1, 80, 32, 64, 256,   \
+      OPP__EXACT_SMEM_BYTES(128, 32, 64))                              \
+    X(exact_f16_d128_bm32_bn64, EXACT, F16, 128, 1, 80, 32, 64, 256,   \
+      OPP__EXACT_SMEM_BYTES(128, 32, 64))                              \
+    X(exact_bf16_d128_bm32_bn64, EXACT, BF16, 128, 1, 80, 32, 64, 256, \
+      OPP__EXACT_SMEM_BYTES(128, 32, 64))                              \
+    X(exact_f32_d256_bm32, EXACT, F32, 256, 1, 80, 32, 128, 256,       \
+      OPP__EXACT_SMEM_BYTES(256, 32, 128))                             \
+    X(exact_f16_d256_bm32, EXACT, F16, 256, 1, 80, 32, 128, 256,       \
+      OPP__EXACT_SMEM_BYTES(256, 32, 128))                             \
+    X(exact_bf16_d256_bm32, EXACT, BF16, 256, 1, 80, 32, 128, 256,     \
+      OPP__EXACT_SMEM_BYTES(256, 32, 128))
 
 /* Shared memory of the flash kernel: 16-bit Q [BM][DB+8], K and V
  * [BN][DB+8] (kernels/flash_attention.cuh asserts its template agrees). */
@@ -73,33 +85,57 @@
  * bucket that fits both is used. BM = 128 rows (4 warps x 2 m16 tiles up
  * to DB 128, 8 warps x 1 above); BN = 64 keys (32 for the 99 KB DB 256 tile). The
  * _bm64 tiles are the 99 KB GPUs' (sm_86, sm_89) for DB 192 and 256. */
-#define OPP__FLASH_D32_KERNELS(X)                                                        \
-    X(flash_f16_d32, FAST, F16, 32, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64)) \
-    X(flash_bf16_d32, FAST, BF16, 32, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64))
-#define OPP__FLASH_D64_KERNELS(X)                                                        \
-    X(flash_f16_d64, FAST, F16, 64, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(64, 128, 64)) \
-    X(flash_bf16_d64, FAST, BF16, 64, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(64, 128, 64))
-#define OPP__FLASH_D96_KERNELS(X)                                                        \
-    X(flash_f16_d96, FAST, F16, 96, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(96, 128, 64)) \
-    X(flash_bf16_d96, FAST, BF16, 96, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(96, 128, 64))
-#define OPP__FLASH_D128_KERNELS(X)                                                          \
-    X(flash_f16_d128, FAST, F16, 128, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(128, 128, 64)) \
-    X(flash_bf16_d128, FAST, BF16, 128, 8, 128, 64, 128, OPP__FLASH_SMEM_BYTES(128, 128, 64))
-#define OPP__FLASH_D192_KERNELS(X)                                                             \
-    X(flash_f16_d192, FAST, F16, 192, 8, 128, 64, 256, OPP__FLASH_SMEM_BYTES(192, 128, 64))    \
-    X(flash_bf16_d192, FAST, BF16, 192, 8, 128, 64, 256, OPP__FLASH_SMEM_BYTES(192, 128, 64))  \
-    X(flash_f16_d192_bm64, FAST, F16, 192, 8, 64, 64, 128, OPP__FLASH_SMEM_BYTES(192, 64, 64)) \
-    X(flash_bf16_d192_bm64, FAST, BF16, 192, 8, 64, 64, 128, OPP__FLASH_SMEM_BYTES(192, 64, 64))
-#define OPP__FLASH_D256_KERNELS(X)                                                             \
-    X(flash_f16_d256, FAST, F16, 256, 8, 128, 64, 256, OPP__FLASH_SMEM_BYTES(256, 128, 64))    \
-    X(flash_bf16_d256, FAST, BF16, 256, 8, 128, 64, 256, OPP__FLASH_SMEM_BYTES(256, 128, 64))  \
-    X(flash_f16_d256_bm64, FAST, F16, 256, 8, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32)) \
-    X(flash_bf16_d256_bm64, FAST, BF16, 256, 8, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32))
-#define OPP__FAST_KERNELS(X)                                                        \
-    OPP__FLASH_D32_KERNELS(X)                                                       \
-    OPP__FLASH_D64_KERNELS(X)                                                       \
-    OPP__FLASH_D96_KERNELS(X) OPP__FLASH_D128_KERNELS(X) OPP__FLASH_D192_KERNELS(X) \
-        OPP__FLASH_D256_KERNELS(X)
+#define OPP__FLASH_D32_KERNELS(X)                                                            \
+    X(flash_f16_d32, FAST, F16, 32, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64)) \
+    X(flash_bf16_d32, FAST, BF16, 32, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64))
+#define OPP__FLASH_D64_KERNELS(X)                                                            \
+    X(flash_f16_d64, FAST, F16, 64, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(64, 128, 64)) \
+    X(flash_bf16_d64, FAST, BF16, 64, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(64, 128, 64))
+#define OPP__FLASH_D96_KERNELS(X)                                                            \
+    X(flash_f16_d96, FAST, F16, 96, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(96, 128, 64)) \
+    X(flash_bf16_d96, FAST, BF16, 96, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(96, 128, 64))
+#define OPP__FLASH_D128_KERNELS(X)                                                              \
+    X(flash_f16_d128, FAST, F16, 128, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(128, 128, 64)) \
+    X(flash_bf16_d128, FAST, BF16, 128, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(128, 128, 64))
+#define OPP__FLASH_D192_KERNELS(X)                                                                 \
+    X(flash_f16_d192, FAST, F16, 192, 8, 80, 128, 64, 256, OPP__FLASH_SMEM_BYTES(192, 128, 64))    \
+    X(flash_bf16_d192, FAST, BF16, 192, 8, 80, 128, 64, 256, OPP__FLASH_SMEM_BYTES(192, 128, 64))  \
+    X(flash_f16_d192_bm64, FAST, F16, 192, 8, 80, 64, 64, 128, OPP__FLASH_SMEM_BYTES(192, 64, 64)) \
+    X(flash_bf16_d192_bm64, FAST, BF16, 192, 8, 80, 64, 64, 128, OPP__FLASH_SMEM_BYTES(192, 64, 64))
+#define OPP__FLASH_D256_KERNELS(X)                                                                 \
+    X(flash_f16_d256, FAST, F16, 256, 8, 80, 128, 64, 256, OPP__FLASH_SMEM_BYTES(256, 128, 64))    \
+    X(flash_bf16_d256, FAST, BF16, 256, 8, 80, 128, 64, 256, OPP__FLASH_SMEM_BYTES(256, 128, 64))  \
+    X(flash_f16_d256_bm64, FAST, F16, 256, 8, 80, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32)) \
+    X(flash_bf16_d256_bm64, FAST, BF16, 256, 8, 80, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32))
+/* Shared memory of the Hopper kernel: 1024 bytes of alignment slack, Q
+ * [BM][DB], two stages of K and V [BN][DB] (16-bit, 128-byte-swizzled
+ * panels of 64 columns), 256 bytes of mbarriers
+ * (kernels/hopper_attention.cuh asserts its template agrees). */
+#define OPP__HOPPER_SMEM_BYTES(DB, BM, BN) \
+    ((size_t)1280 + ((size_t)(BM) + 4 * (size_t)(BN)) * (DB)*2)
+
+/* The FAST Hopper kernel (kernels/hopper_attention.cuh: TMA loads, wgmma,
+ * one producer warp and two consumer warpgroups of 64 rows each), compute
+ * capability 9.0 only; listed first, so on an H100 / H200 it serves D, Dv
+ * up to its DMAX and the flash rows below serve the rest (and every other
+ * GPU). One translation unit per bucket (kernels/hopper_d<DB>.cu). */
+#define OPP__HOPPER_D64_KERNELS(X)                                                               \
+    X(hopper_f16_d64, FAST, F16, 64, 8, 90, 128, 128, 384, OPP__HOPPER_SMEM_BYTES(64, 128, 128)) \
+    X(hopper_bf16_d64, FAST, BF16, 64, 8, 90, 128, 128, 384, OPP__HOPPER_SMEM_BYTES(64, 128, 128))
+#define OPP__HOPPER_D128_KERNELS(X)                            \
+    X(hopper_f16_d128, FAST, F16, 128, 8, 90, 128, 128, 384,   \
+      OPP__HOPPER_SMEM_BYTES(128, 128, 128))                   \
+    X(hopper_bf16_d128, FAST, BF16, 128, 8, 90, 128, 128, 384, \
+      OPP__HOPPER_SMEM_BYTES(128, 128, 128))
+#define OPP__HOPPER_D256_KERNELS(X)                                                               \
+    X(hopper_f16_d256, FAST, F16, 256, 8, 90, 128, 64, 384, OPP__HOPPER_SMEM_BYTES(256, 128, 64)) \
+    X(hopper_bf16_d256, FAST, BF16, 256, 8, 90, 128, 64, 384, OPP__HOPPER_SMEM_BYTES(256, 128, 64))
+
+#define OPP__FAST_KERNELS(X)                                                           \
+    OPP__HOPPER_D64_KERNELS(X)                                                         \
+    OPP__HOPPER_D128_KERNELS(X) OPP__HOPPER_D256_KERNELS(X) OPP__FLASH_D32_KERNELS(X)  \
+        OPP__FLASH_D64_KERNELS(X) OPP__FLASH_D96_KERNELS(X) OPP__FLASH_D128_KERNELS(X) \
+            OPP__FLASH_D192_KERNELS(X) OPP__FLASH_D256_KERNELS(X)
 
 /* Split-KV of the FAST rows with DMAX <= OPP__SPLIT_DMAX
  * (kernels/flash_split.cuh): in every sequence whose L_kv exceeds

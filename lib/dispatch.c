@@ -17,16 +17,17 @@
 
 // --- the table
 
-#define OPP__KERNEL_ROW_(name, ALGO, DTYPE, DMAX, ALIGN, BM, BN, THREADS, SMEM) \
-    {OPP__KERNEL_##name,                                                        \
-     OPP_ALGO_##ALGO,                                                           \
-     OPP_DTYPE_##DTYPE,                                                         \
-     DMAX,                                                                      \
-     ALIGN,                                                                     \
-     BM,                                                                        \
-     BN,                                                                        \
-     THREADS,                                                                   \
-     SMEM,                                                                      \
+#define OPP__KERNEL_ROW_(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM, BN, THREADS, SMEM) \
+    {OPP__KERNEL_##name,                                                            \
+     OPP_ALGO_##ALGO,                                                               \
+     OPP_DTYPE_##DTYPE,                                                             \
+     DMAX,                                                                          \
+     ALIGN,                                                                         \
+     SM,                                                                            \
+     BM,                                                                            \
+     BN,                                                                            \
+     THREADS,                                                                       \
+     SMEM,                                                                          \
      #name},
 const opp__kernel_row_t opp__kernel_table[] = {OPP__KERNEL_LIST(OPP__KERNEL_ROW_)};
 #undef OPP__KERNEL_ROW_
@@ -50,8 +51,11 @@ static const char *algo_name(opp_algo_t algo) {
     return algo == OPP_ALGO_EXACT ? "EXACT" : (algo == OPP_ALGO_FAST ? "FAST" : "AUTO");
 }
 
-/* The steps a row must pass, in the order their failures are reported. */
+/* The steps a row must pass, in the order their failures are reported.
+ * STEP_VARIANT (lowest: never the reported reason) is an SM 90 row that does
+ * not apply - another GPU, or G > BM - where the family's next rows serve. */
 typedef enum step {
+    STEP_VARIANT,
     STEP_DTYPE,
     STEP_HEAD_SIZE,
     STEP_ALIGN,
@@ -89,6 +93,9 @@ static step_t row_step(const opp__kernel_row_t *r, const opp__problem_t *p, int3
     if (p->batch > 0 && !strides_aligned(p, r->align)) {
         return STEP_STRIDE;
     }
+    if (r->sm == 90 && ((sm != 0 && sm != 90) || p->a.g > r->bm)) {
+        return STEP_VARIANT;
+    }
     if (sm != 0 && r->smem_bytes > opp__arch_smem_limit(sm)) {
         return STEP_ARCH;
     }
@@ -103,7 +110,7 @@ static void select_family(opp_algo_t algo, const opp__problem_t *p, int32_t sm,
                           step_t *best_step) {
     *out = NULL;
     *best = NULL;
-    *best_step = STEP_DTYPE;
+    *best_step = STEP_VARIANT;
     for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
         const opp__kernel_row_t *r = &opp__kernel_table[i];
         if (r->algo != algo) {
@@ -128,8 +135,8 @@ static int32_t arch_dmax(opp_algo_t algo, opp_dtype_t dtype, int32_t sm) {
     int32_t dmax = 0;
     for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
         const opp__kernel_row_t *r = &opp__kernel_table[i];
-        if (r->algo == algo && r->dtype == dtype && r->smem_bytes <= opp__arch_smem_limit(sm) &&
-            r->dmax > dmax) {
+        if (r->algo == algo && r->dtype == dtype && (r->sm != 90 || sm == 90) &&
+            r->smem_bytes <= opp__arch_smem_limit(sm) && r->dmax > dmax) {
             dmax = r->dmax;
         }
     }

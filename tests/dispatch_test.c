@@ -59,6 +59,7 @@ static void test_rows_well_formed(void **state) {
         assert_true(r->algo == OPP_ALGO_EXACT || r->algo == OPP_ALGO_FAST);
         assert_true(r->dmax >= 1 && r->dmax <= OPP_MAX_HEAD_SIZE);
         assert_true(r->align >= 1 && r->dmax % r->align == 0);
+        assert_true(r->sm == 80 || (r->sm == 90 && r->algo == OPP_ALGO_FAST));
         assert_true(r->smem_bytes <= opp__arch_smem_limit(90));
         assert_true(r->bm > 0 && r->bn > 0 && r->threads > 0 && r->threads <= 1024);
         if (r->algo == OPP_ALGO_EXACT) {
@@ -68,8 +69,11 @@ static void test_rows_well_formed(void **state) {
         for (int j = 0; j < i; ++j) {
             const opp__kernel_row_t *o = &opp__kernel_table[j];
             assert_string_not_equal(r->name, o->name);
-            if (o->algo == r->algo && o->dtype == r->dtype) {
+            if (o->algo == r->algo && o->dtype == r->dtype && o->sm == r->sm) {
                 assert_true(o->dmax <= r->dmax);
+            }
+            if (o->algo == r->algo && o->dtype == r->dtype && o->sm != r->sm) {
+                assert_true(o->sm > r->sm); /* the Hopper rows first: they win on 9.0 */
             }
         }
     }
@@ -102,26 +106,39 @@ static const char *query(const opp_attention_desc_t *d, int32_t sm) {
     return name;
 }
 
-/* FAST rows: the smallest bucket that holds D and Dv; the 99 KB tiles on
- * sm_86 / sm_89; AUTO takes FAST where it serves and EXACT elsewhere. */
+/* FAST rows: the smallest bucket that holds D and Dv - on 9.0 the Hopper
+ * rows' (64, 128, 256), elsewhere the flash rows', with the 99 KB tiles on
+ * sm_86 / sm_89; G > 128 leaves the Hopper rows for the flash rows; AUTO
+ * takes FAST where it serves and EXACT elsewhere. */
 static void test_fast_rows_and_auto(void **state) {
     (void)state;
     opp_attention_desc_t d = packed_desc(OPP_DTYPE_BF16, 128, 0, OPP_ALGO_AUTO);
-    assert_string_equal(query(&d, 90), "flash_bf16_d128");
+    assert_string_equal(query(&d, 90), "hopper_bf16_d128");
+    assert_string_equal(query(&d, 80), "flash_bf16_d128");
     assert_string_equal(query(&d, 86), "flash_bf16_d128");
+    assert_string_equal(query(&d, 100), "flash_bf16_d128"); /* newer: the compute_80 PTX */
+    d.num_heads = 256;
+    d.kv_num_heads = 1; /* G = 256 > BM */
+    assert_string_equal(query(&d, 90), "flash_bf16_d128");
+    d.kv_num_heads = 2; /* G = 128 */
+    assert_string_equal(query(&d, 90), "hopper_bf16_d128");
     d = packed_desc(OPP_DTYPE_F16, 256, 0, OPP_ALGO_FAST);
-    assert_string_equal(query(&d, 90), "flash_f16_d256");
+    assert_string_equal(query(&d, 90), "hopper_f16_d256");
     assert_string_equal(query(&d, 80), "flash_f16_d256");
     assert_string_equal(query(&d, 89), "flash_f16_d256_bm64");
     d = packed_desc(OPP_DTYPE_BF16, 192, 128, OPP_ALGO_FAST);
-    assert_string_equal(query(&d, 90), "flash_bf16_d192");
+    assert_string_equal(query(&d, 90), "hopper_bf16_d256");
+    assert_string_equal(query(&d, 80), "flash_bf16_d192");
     assert_string_equal(query(&d, 86), "flash_bf16_d192_bm64");
     d = packed_desc(OPP_DTYPE_F16, 64, 256, OPP_ALGO_FAST); /* Dv decides the bucket */
-    assert_string_equal(query(&d, 90), "flash_f16_d256");
+    assert_string_equal(query(&d, 90), "hopper_f16_d256");
+    assert_string_equal(query(&d, 80), "flash_f16_d256");
     d = packed_desc(OPP_DTYPE_F16, 32, 24, OPP_ALGO_AUTO);
-    assert_string_equal(query(&d, 90), "flash_f16_d32");
+    assert_string_equal(query(&d, 90), "hopper_f16_d64");
+    assert_string_equal(query(&d, 80), "flash_f16_d32");
     d = packed_desc(OPP_DTYPE_F16, 72, 0, OPP_ALGO_AUTO);
-    assert_string_equal(query(&d, 90), "flash_f16_d96");
+    assert_string_equal(query(&d, 90), "hopper_f16_d128");
+    assert_string_equal(query(&d, 80), "flash_f16_d96");
     /* AUTO falls back to EXACT: f32, head sizes not multiples of 8, strides */
     d = packed_desc(OPP_DTYPE_F32, 128, 0, OPP_ALGO_AUTO);
     assert_string_equal(query(&d, 90), "exact_f32_d128_bm64");
@@ -136,6 +153,8 @@ static void test_fast_rows_and_auto(void **state) {
                       "k 260");
     opp_attention24_desc_t a = padded_desc(OPP_DTYPE_BF16, 128, OPP_ALGO_AUTO);
     assert_opp_ok(opp_attention24_kernel_query(&a, 90, &name));
+    assert_string_equal(name, "hopper_bf16_d128");
+    assert_opp_ok(opp_attention24_kernel_query(&a, 89, &name));
     assert_string_equal(name, "flash_bf16_d128");
 }
 

@@ -386,7 +386,8 @@ static void test_fast_strides(void **state) {
         for (int t = 0; t < 4; ++t) {
             stride[t] = w[t] + 8 * (t + 1 + i % 3);
         }
-        assert_memory_equal(auto_kernel(&lb, stride, sm), "flash_", 6);
+        const char *fast = auto_kernel(&lb, stride, sm); /* a FAST row: flash_ or hopper_ */
+        assert_true(strncmp(fast, "flash_", 6) == 0 || strncmp(fast, "hopper_", 7) == 0);
         for (int a = 0; a < 2; ++a) {
             assert_opp_ok(opp_ft_run_strided(&lb, stride, a ? OPP_ALGO_AUTO : OPP_ALGO_FAST, &r));
             opp_ft_assert_equal(&lb, &r, &dense, desc);

@@ -34,6 +34,7 @@ typedef struct opp__kernel_row {
     opp_dtype_t dtype;
     int32_t dmax;  /* serves D, Dv <= dmax */
     int32_t align; /* D, Dv and strides: multiples of align elements */
+    int32_t sm;    /* 80: any GPU from 8.0 whose shared memory fits; 90: 9.0 only, G <= bm */
     int32_t bm, bn, threads;
     size_t smem_bytes;
     const char *name;
@@ -54,7 +55,8 @@ size_t opp__arch_smem_limit(int32_t sm);
  * architecture the library supports" (claim time). AUTO tries FAST rows,
  * then EXACT rows. A row fits when algo and dtype match, D and Dv are <=
  * its DMAX, D, Dv and (for a full problem) every stride are multiples of its
- * ALIGN, and its shared memory fits sm. The first fitting row wins.
+ * ALIGN, its shared memory fits sm, and an SM 90 row (sm_90a code) also
+ * needs sm == 90 (or 0) and G <= its BM. The first fitting row wins.
  * @return : SUCCESS with *row set, or NOT_SUPPORTED_ALGO / _DTYPE /
  *           _HEAD_SIZE / _FEATURE / _ARCH with the reason a runtime would
  *           log (which field and value, what the library offers). */

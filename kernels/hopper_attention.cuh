@@ -1,0 +1,629 @@
+/*
+ * hopper_attention.cuh - the FAST path's Hopper kernel (compute capability
+ * 9.0, sm_90a): TMA loads into 128-byte-swizzled shared memory, wgmma
+ * tensor cores with fp32 accumulation, one producer warp and two consumer
+ * warpgroups. Included by kernels/hopper_d<DB>.cu, which instantiate it for
+ * the SM 90 FAST lines of kernels/kernel_list.h.
+ *
+ *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (element strides)
+ *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]
+ *   lse [Hq, total_q] or [B, Hq, S_q] float32 (optional)
+ *
+ * Design (stages 1-3 of ../shared/FAST_KERNEL.md section 3: warp
+ * specialisation, intra-warpgroup overlap, pingpong; one block per item,
+ * items in longest-first order, no persistent scheduler yet).
+ * Tiles: a block owns the rows of BMT = BM / G whole query tokens of one
+ * (sequence b, kv head hk): row r -> token t0 + r / G, head hk G + r % G
+ * (GQA packing, as the flash kernel, but in whole tokens so that one TMA
+ * box {64 columns, G heads, BMT tokens} lands the rows in order; rows
+ * BMT G .. BM-1 are zeros, computed and never stored). Keys go in blocks of
+ * BN from key 0 of the sequence, ascending.
+ * Warps: 384 threads. Warpgroup 0 is the producer: it drops to 40 registers
+ * and one lane issues every TMA (Q once per item; K_j and V_j into rings of
+ * two stages, each buffer with a "full" mbarrier the TMA completes and an
+ * "empty" one both consumers arrive on). Warpgroups 1 and 2 are consumers
+ * (232 registers): consumer c owns rows 64 c .. 64 c + 63, and for key
+ * block j issues together
+ *   S_j = Q K_j^T          SS-wgmma m64nBNk16, D / 16 steps, Q and K from
+ *                          shared memory
+ *   O += P_{j-1} V_{j-1}   RS-wgmma m64nDBk16: P (rounded to the storage
+ *                          type) is the A operand straight from the S
+ *                          registers, V N-major
+ * then, once S_j retired (wgmma.wait_group 1), the softcap, masks and
+ * online softmax of S_j (the flash kernel's arithmetic,
+ * kernels/flash_attention.cuh) while P V still runs; then O *= alpha_j and
+ * P_j. The operations on O are the plain loop's in the same order
+ * (O += P_{j-1} V_{j-1}, O *= alpha_j, O += P_j V_j), so the overlap
+ * changes no bit. Pingpong: the two consumers issue their products in turn
+ * (named barriers 2 and 3; consumer 0 first), so one's softmax runs under
+ * the other's products. Epilogue: O / l and LSE stored from registers,
+ * rows of the sequence only, columns < Dv only.
+ * Head sizes: D, Dv <= DB. TMA zero-fills columns past D (Dv) and rows past
+ * the tensor, so zeros add nothing. Rows of a key block past L_kv hold the
+ * next sequence's keys (packed) or padding (padded, possibly NaN): their
+ * scores are assigned -inf by the masks, and in the last key block the
+ * consumers overwrite those V rows with zeros in shared memory before
+ * P V (0 * NaN would be NaN). Rows of the Q box past the sequence hold the
+ * next sequence's queries: each row's arithmetic is its own, they are never
+ * stored.
+ * Batch invariance (DESIGN.md section 4): as the flash kernel's - a row's
+ * bits depend on its query, its sequence's keys and the key-block grid
+ * (anchored at key 0, static BN), never on the other rows of its tile, the
+ * layout or the batch. Split-KV: the split rows (kernels/flash_split.cuh,
+ * the same rule) run on the flash split kernel of the same bucket
+ * (OPP__FLASH_SPLIT_ENTRY), after this launch.
+ * Pipelines: stage s of key block count `it` (running over the block's
+ * items) is it % 2, its phase (it / 2) % 2; producer and consumers walk the
+ * same items and blocks, so their counters agree.
+ */
+#ifndef OPP_KERNELS_HOPPER_ATTENTION_CUH
+#define OPP_KERNELS_HOPPER_ATTENTION_CUH
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/flash_attention.cuh"
+#include "kernels/hopper_ops.cuh"
+#include "kernels/wgmma_ops.cuh"
+
+// --- configuration
+
+template <int DB_, int BN_> struct hop_cfg {
+    static constexpr int DB = DB_, BM = 128, BN = BN_, THREADS = 384;
+    static constexpr int PANELS = DB_ / 64;                     /* 64-column panels */
+    static constexpr uint32_t Q_BYTES = (uint32_t)BM * DB_ * 2; /* PANELS x BM x 128 B */
+    static constexpr uint32_t KV_BYTES = (uint32_t)BN_ * DB_ * 2;
+    static constexpr uint32_t Q_PANEL = (uint32_t)BM * 128, KV_PANEL = (uint32_t)BN_ * 128;
+    static constexpr uint32_t BAR_OFF = Q_BYTES + 4 * KV_BYTES; /* from the aligned base */
+    static constexpr size_t SMEM_BYTES = 1024 + (size_t)BAR_OFF + 256;
+    static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+#ifndef OPP__HOPPER_PINGPONG
+#define OPP__HOPPER_PINGPONG 1
+#endif
+    /* the consumers take turns to issue their matrix products (named
+     * barriers 2 and 3), so one's softmax runs under the other's products */
+    static constexpr bool PINGPONG = OPP__HOPPER_PINGPONG != 0;
+    static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
+    static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
+    static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 65536, "register file");
+};
+
+/* The three tensor maps, by value in the kernel's parameters. */
+struct hop_maps {
+    CUtensorMap q, k, v;
+};
+
+/* The geometry of one item (m-block, sequence, kv head), computed alike by
+ * the producer and the consumers. */
+struct hop_item {
+    int32_t b, hk, lq, lkv;
+    int32_t ntok;    /* tokens of this launch: lq minus the split tokens */
+    int64_t t0;      /* first token of the tile */
+    int32_t nkb;     /* key blocks the tile runs */
+    int32_t kfull;   /* keys every row of the tile sees */
+    int32_t q_row0;  /* TMA row coordinate of the sequence's token 0 */
+    int32_t kv_row0; /* ... of its key 0 */
+    int32_t bcoord;  /* TMA batch coordinate (padded: b; packed: 0) */
+};
+
+template <class C>
+__device__ __forceinline__ bool hop_item_of(const flash_args &a, int64_t w, int32_t bmt,
+                                            hop_item &it) {
+    const int64_t per = (int64_t)a.batch * a.hkv;
+    const int64_t mb = a.n_mb - 1 - w / per;
+    it.b = (int32_t)((w % per) / a.hkv);
+    it.hk = (int32_t)(w % a.hkv);
+    if (a.cu_q != NULL) {
+        const int32_t q0 = a.cu_q[it.b], k0 = a.cu_kv[it.b];
+        it.lq = a.cu_q[it.b + 1] - q0;
+        it.lkv = a.cu_kv[it.b + 1] - k0;
+        it.q_row0 = q0;
+        it.kv_row0 = k0;
+        it.bcoord = 0;
+    } else {
+        it.lq = a.q_seqlen;
+        it.lkv = (int32_t)a.nonpad[it.b];
+        it.q_row0 = 0;
+        it.kv_row0 = 0;
+        it.bcoord = it.b;
+    }
+    const int32_t ts = a.split_on ? flash_split_tokens(it.lq, it.lkv, a.g) : 0;
+    it.ntok = it.lq - ts;
+    it.t0 = mb * bmt;
+    if (it.t0 >= it.ntok) {
+        return false; /* past the sequence's tokens (of this launch) */
+    }
+    const bool causal = a.is_causal != 0;
+    const int64_t last = (it.t0 + bmt < it.ntok ? it.t0 + bmt : it.ntok) - 1;
+    const int32_t kend_tile = flash_key_end(causal, last, it.lq, it.lkv);
+    it.kfull = flash_key_end(causal, it.t0, it.lq, it.lkv);
+    it.nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);
+    return true;
+}
+
+// --- the kernel
+
+/* grid.x blocks stride over a.items; rec: the guard record, read first. */
+template <int DT, class C>
+static __global__ void __launch_bounds__(C::THREADS, 1)
+    hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
+                            const opp__guard_record_t *rec) {
+    if (rec->code != OPP_STATUS_SUCCESS) {
+        return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
+    }
+    extern __shared__ __align__(16) uint8_t hop_smem_raw[];
+    /* tiles on 1024-byte boundaries (the swizzle atom) */
+    const uint32_t raw = flash_smem_addr(hop_smem_raw);
+    const uint32_t base = (raw + 1023u) & ~1023u;
+    uint8_t *gbase = hop_smem_raw + (base - raw);
+    const uint32_t sq = base, sk0 = base + C::Q_BYTES;
+    const uint32_t bar = base + C::BAR_OFF;
+    /* mbarriers: q_full, q_empty, k_full[2], v_full[2], k_empty[2], v_empty[2] */
+    const uint32_t q_full = bar, q_empty = bar + 8;
+    auto k_full = [&](uint32_t s) { return bar + 16 + 8 * s; };
+    auto v_full = [&](uint32_t s) { return bar + 32 + 8 * s; };
+    auto k_empty = [&](uint32_t s) { return bar + 48 + 8 * s; };
+    auto v_empty = [&](uint32_t s) { return bar + 64 + 8 * s; };
+    auto sk = [&](uint32_t s) { return sk0 + s * 2 * C::KV_BYTES; };
+    auto sv = [&](uint32_t s) { return sk0 + s * 2 * C::KV_BYTES + C::KV_BYTES; };
+    const int32_t g = a.g;
+    const int32_t bmt = C::BM / g; /* tokens per tile (G <= BM: lib/dispatch.c) */
+
+    const int tid = threadIdx.x;
+    /* Q rows past BMT G are never loaded: zeros, once */
+    for (uint32_t i = tid * 16; i < C::Q_BYTES; i += C::THREADS * 16) {
+        *(uint4 *)(gbase + i) = make_uint4(0, 0, 0, 0);
+    }
+    if (tid == 0) {
+        hop_mbar_init(q_full, 1);
+        hop_mbar_init(q_empty, 2);
+        for (uint32_t s = 0; s < 2; ++s) {
+            hop_mbar_init(k_full(s), 1);
+            hop_mbar_init(v_full(s), 1);
+            hop_mbar_init(k_empty(s), 2);
+            hop_mbar_init(v_empty(s), 2);
+        }
+        hop_mbar_init_fence();
+    }
+    hop_fence_proxy_async();
+    __syncthreads();
+
+    const int wg = tid / 128;
+    if (wg == 0) {
+        // ---- producer: one lane issues every load
+        hop_regs_dec<C::PRODUCER_REGS>();
+        if (tid == 0) {
+            hop_tma_prefetch(&maps.q);
+            hop_tma_prefetch(&maps.k);
+            hop_tma_prefetch(&maps.v);
+            const uint32_t q_box = (uint32_t)C::PANELS * 128u * (uint32_t)(bmt * g);
+            uint32_t it = 0, qn = 0;
+            for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
+                hop_item t;
+                if (!hop_item_of<C>(a, w, bmt, t) || t.nkb == 0) {
+                    continue; /* the consumers skip it alike */
+                }
+                hop_mbar_wait(q_empty, (qn & 1) ^ 1);
+                hop_mbar_expect_tx(q_full, q_box);
+                for (int p = 0; p < C::PANELS; ++p) {
+                    hop_tma_load_4d(sq + p * C::Q_PANEL, &maps.q, q_full, p * 64, t.hk * g,
+                                    t.q_row0 + (int32_t)t.t0, t.bcoord);
+                }
+                ++qn;
+                for (int32_t j = 0; j < t.nkb; ++j, ++it) {
+                    const uint32_t s = it & 1, ph = (it >> 1) & 1;
+                    const int32_t row = t.kv_row0 + j * C::BN;
+                    hop_mbar_wait(k_empty(s), ph ^ 1);
+                    hop_mbar_expect_tx(k_full(s), C::KV_BYTES);
+                    for (int p = 0; p < C::PANELS; ++p) {
+                        hop_tma_load_4d(sk(s) + p * C::KV_PANEL, &maps.k, k_full(s), p * 64, t.hk,
+                                        row, t.bcoord);
+                    }
+                    hop_mbar_wait(v_empty(s), ph ^ 1);
+                    hop_mbar_expect_tx(v_full(s), C::KV_BYTES);
+                    for (int p = 0; p < C::PANELS; ++p) {
+                        hop_tma_load_4d(sv(s) + p * C::KV_PANEL, &maps.v, v_full(s), p * 64, t.hk,
+                                        row, t.bcoord);
+                    }
+                }
+            }
+        }
+        return;
+    }
+
+    // ---- consumers
+    hop_regs_inc<C::CONSUMER_REGS>();
+    const int c = wg - 1;       /* consumer: rows 64 c .. 64 c + 63 */
+    const int ctid = tid - 128; /* 0 .. 255 */
+    const int lane = tid & 31, wq = (tid >> 5) & 3;
+    const int qr = lane >> 2, qc = lane & 3;
+    const int32_t rbase = c * 64 + wq * 16 + qr; /* this thread's rows: rbase, rbase + 8 */
+    const bool causal = a.is_causal != 0;
+    const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
+    if (C::PINGPONG && c == 1) {
+        hop_bar_arrive(2, 256); /* consumer 0 issues its matrix products first */
+    }
+    uint32_t it = 0, qn = 0;
+    for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
+        hop_item t;
+        if (!hop_item_of<C>(a, w, bmt, t)) {
+            continue;
+        }
+        float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+        float o[C::DB / 2];
+#pragma unroll
+        for (int i = 0; i < C::DB / 2; ++i) {
+            o[i] = 0.0f;
+        }
+        float sc[C::BN / 2];        /* S, then P (fp32) */
+        uint32_t pa[C::BN / 16][4]; /* P in the storage type: the A fragments of P V */
+
+        /* S = Q K^T of the block in stage s: issued, not waited for */
+        auto issue_qk = [&](uint32_t s) {
+            wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < C::DB / 16; ++ks) {
+                const uint64_t da =
+                    hop_desc(sq + (ks / 4) * C::Q_PANEL + c * 64 * 128 + (ks % 4) * 32, 16, 1024);
+                const uint64_t db =
+                    hop_desc(sk(s) + (ks / 4) * C::KV_PANEL + (ks % 4) * 32, 16, 1024);
+                if constexpr (C::BN == 128) {
+                    wgmma_ss_n128<DT>(sc, da, db, ks > 0 ? 1 : 0);
+                } else {
+                    wgmma_ss_n64<DT>(sc, da, db, ks > 0 ? 1 : 0);
+                }
+            }
+            wgmma_commit();
+        };
+        /* O += P V of the block in stage s: issued, not waited for */
+        auto issue_pv = [&](uint32_t s) {
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < C::BN / 16; ++kk) {
+                const uint64_t db = hop_desc(sv(s) + kk * 2048, C::KV_PANEL, 1024);
+                if constexpr (C::DB == 64) {
+                    wgmma_rs_n64<DT>(o, pa[kk], db, 1);
+                } else if constexpr (C::DB == 128) {
+                    wgmma_rs_n128<DT>(o, pa[kk], db, 1);
+                } else {
+                    wgmma_rs_n256<DT>(o, pa[kk], db, 1);
+                }
+            }
+            wgmma_commit();
+        };
+        /* after a wait: the registers of the retired products, fenced so the
+         * compiler neither reads them earlier nor reuses them before */
+        auto fence_s = [&]() {
+#pragma unroll
+            for (int i = 0; i < C::BN / 2; ++i) {
+                hop_fence_reg(sc[i]);
+            }
+        };
+        auto fence_ov = [&]() {
+#pragma unroll
+            for (int i = 0; i < C::DB / 2; ++i) {
+                hop_fence_reg(o[i]);
+            }
+#pragma unroll
+            for (int kk = 0; kk < C::BN / 16; ++kk) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    hop_fence_reg(pa[kk][e]);
+                }
+            }
+        };
+        /* softcap, masks and the online softmax of key block j on sc (the
+         * flash kernel's arithmetic): P into sc, the rescale factors out */
+        auto softmax = [&](int32_t j, float(&alpha)[2]) {
+            if (a.cap_log2 != 0.0f) { /* softcap first (before any mask); then sl = 1 */
+#pragma unroll
+                for (int i = 0; i < C::BN / 2; ++i) {
+                    sc[i] = a.cap_log2 * flash_tanh(sc[i] * a.cap_scale);
+                }
+            }
+            if ((int64_t)(j + 1) * C::BN > t.kfull) { /* a key some row must not see */
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int32_t kend =
+                        flash_key_end(causal, t.t0 + (rbase + 8 * h) / g, t.lq, t.lkv) - j * C::BN;
+#pragma unroll
+                    for (int n = 0; n < C::BN / 8; ++n) {
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            if (n * 8 + 2 * qc + e >= kend) {
+                                sc[4 * n + 2 * h + e] = -INFINITY;
+                            }
+                        }
+                    }
+                }
+            }
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float mx = m[h];
+#pragma unroll
+                for (int n = 0; n < C::BN / 8; ++n) {
+                    mx = fmaxf(mx, fmaxf(sc[4 * n + 2 * h], sc[4 * n + 2 * h + 1]));
+                }
+                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+                const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
+                alpha[h] = mx == m[h] ? 1.0f : flash_exp2(__fmul_rn(m[h], sl) - mu);
+                m[h] = mx;
+                float sum = 0.0f;
+#pragma unroll
+                for (int n = 0; n < C::BN / 8; ++n) {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const float p = flash_exp2(fmaf(sc[4 * n + 2 * h + e], sl, -mu));
+                        sc[4 * n + 2 * h + e] = p;
+                        sum += p;
+                    }
+                }
+                l[h] = l[h] * alpha[h] + sum;
+            }
+        };
+        auto pack_p = [&]() {
+#pragma unroll
+            for (int kk = 0; kk < C::BN / 16; ++kk) {
+                pa[kk][0] = flash_type<DT>::pack(sc[8 * kk + 0], sc[8 * kk + 1]);
+                pa[kk][1] = flash_type<DT>::pack(sc[8 * kk + 2], sc[8 * kk + 3]);
+                pa[kk][2] = flash_type<DT>::pack(sc[8 * kk + 4], sc[8 * kk + 5]);
+                pa[kk][3] = flash_type<DT>::pack(sc[8 * kk + 6], sc[8 * kk + 7]);
+            }
+        };
+
+        if (t.nkb > 0) {
+            hop_mbar_wait(q_full, qn & 1);
+            ++qn;
+            /* block 0: S, softmax, P */
+            {
+                const uint32_t s = it & 1, ph = (it >> 1) & 1;
+                hop_mbar_wait(k_full(s), ph);
+                if (C::PINGPONG) {
+                    hop_bar_sync(2 + c, 256);
+                }
+                issue_qk(s);
+                if (C::PINGPONG) {
+                    hop_bar_arrive(3 - c, 256);
+                }
+                wgmma_wait<0>();
+                fence_s();
+                if ((ctid & 127) == 0) {
+                    hop_mbar_arrive(k_empty(s));
+                }
+                float alpha[2];
+                softmax(0, alpha); /* O is 0: no rescale */
+                pack_p();
+            }
+            /* block j: S_j = Q K_j^T and O += P_{j-1} V_{j-1} in flight together,
+             * the softmax of S_j under the second; then O *= alpha_j, P_j */
+            for (int32_t j = 1; j < t.nkb; ++j) {
+                const uint32_t cur = it + j, prev = cur - 1;
+                const uint32_t s = cur & 1, ph = (cur >> 1) & 1;
+                const uint32_t sp = prev & 1, php = (prev >> 1) & 1;
+                hop_mbar_wait(k_full(s), ph);
+                if (C::PINGPONG) {
+                    hop_bar_sync(2 + c, 256);
+                }
+                issue_qk(s);
+                hop_mbar_wait(v_full(sp), php);
+                issue_pv(sp);
+                if (C::PINGPONG) {
+                    hop_bar_arrive(3 - c, 256);
+                }
+                wgmma_wait<1>();
+                fence_s();
+                if ((ctid & 127) == 0) {
+                    hop_mbar_arrive(k_empty(s));
+                }
+                float alpha[2];
+                softmax(j, alpha);
+                wgmma_wait<0>();
+                fence_ov();
+                if ((ctid & 127) == 0) {
+                    hop_mbar_arrive(v_empty(sp));
+                }
+                if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+#pragma unroll
+                    for (int n = 0; n < C::DB / 8; ++n) {
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            o[4 * n + e] *= alpha[e / 2];
+                        }
+                    }
+                }
+                pack_p();
+            }
+            /* the last block's P V; its V rows past L_kv become zeros first */
+            {
+                const uint32_t last = it + t.nkb - 1;
+                const uint32_t s = last & 1, ph = (last >> 1) & 1;
+                hop_mbar_wait(v_full(s), ph);
+                const int32_t left = t.lkv - (t.nkb - 1) * C::BN; /* keys of the sequence */
+                if (left < C::BN) {
+                    /* rows left .. BN-1: another sequence's values or padding;
+                     * whole 128-byte rows, so the swizzle does not matter */
+                    const uint32_t chunks = (uint32_t)(C::BN - left) * 8u;
+                    for (uint32_t i = ctid; i < chunks * C::PANELS; i += 256) {
+                        const uint32_t p = i / chunks, r = i % chunks;
+                        const uint32_t off = sv(s) - base + p * C::KV_PANEL + left * 128u + r * 16u;
+                        *(uint4 *)(gbase + off) = make_uint4(0, 0, 0, 0);
+                    }
+                    hop_fence_proxy_async();
+                    hop_bar_sync(1, 256);
+                }
+                issue_pv(s);
+                wgmma_wait<0>();
+                fence_ov();
+                if ((ctid & 127) == 0) {
+                    hop_mbar_arrive(v_empty(s));
+                    hop_mbar_arrive(q_empty);
+                }
+            }
+            it += t.nkb;
+        }
+
+        /* epilogue: O / l and LSE; only rows of the sequence, columns < Dv */
+        int64_t ob, lse_base;
+        if (a.cu_q != NULL) {
+            ob = (int64_t)a.cu_q[t.b] * a.out.row;
+            lse_base = a.cu_q[t.b];
+        } else {
+            ob = (int64_t)t.b * a.out.batch;
+            lse_base = (int64_t)t.b * a.lse_batch;
+        }
+        uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)t.hk * g * a.out.head;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float sum = l[h];
+            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
+            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+            const int32_t r = rbase + 8 * h;
+            const int32_t tt = r / g, hg = r - tt * g;
+            const int64_t tok = t.t0 + tt;
+            if (tt >= bmt || tok >= t.ntok) {
+                continue;
+            }
+            const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+            uint16_t *orow = og + tok * a.out.row + hg * a.out.head;
+#pragma unroll
+            for (int n = 0; n < C::DB / 8; ++n) {
+                const int col = n * 8 + 2 * qc;
+                if (col < a.dv) {
+                    *(uint32_t *)(orow + col) =
+                        flash_type<DT>::pack(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+                }
+            }
+            if (a.lse != NULL && qc == 0) {
+                const float lse = sum > 0.0f
+                                      ? (__fmul_rn(m[h], sl) + __log2f(sum)) * 0.69314718055994531f
+                                      : -INFINITY;
+                a.lse[lse_base + (int64_t)(t.hk * g + hg) * a.lse_head + tok] = lse;
+            }
+        }
+    }
+}
+
+// --- launcher
+
+typedef CUresult (*hop_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                  const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                  const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+/* cuTensorMapEncodeTiled from the driver (through the runtime: no libcuda
+ * link), looked up once. */
+static inline opp_status_t hop_encoder(hop_encode_fn *fn) {
+    static hop_encode_fn cached;
+    hop_encode_fn f = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (f == NULL) {
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        void *p = NULL;
+        OPP_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
+                                                      cudaEnableDefault, &q));
+        OPP_RETURN_IF(q != cudaDriverEntryPointSuccess || p == NULL, OPP_STATUS_CUDA_ERROR,
+                      "the CUDA driver has no cuTensorMapEncodeTiled (query result %d)", (int)q);
+        f = (hop_encode_fn)p;
+        __atomic_store_n(&cached, f, __ATOMIC_RELEASE);
+    }
+    *fn = f;
+    return OPP_STATUS_SUCCESS;
+}
+
+/* The map of tensor t viewed as [nb][rows][heads][cols] (16-bit elements,
+ * element strides t.batch / t.row / t.head), box {64 columns, box_heads,
+ * box_rows, 1}, 128-byte swizzle, zeros out of bounds. A tensor with no
+ * element (rows == 0 or no pointer) is never loaded: its map stays zero. */
+static inline opp_status_t hop_map(hop_encode_fn enc, CUtensorMap *m, const char *name,
+                                   const opp__tensor_t *t, int dt, int64_t cols, int64_t heads,
+                                   int64_t rows, int64_t nb, uint32_t box_heads,
+                                   uint32_t box_rows) {
+    memset(m, 0, sizeof(*m));
+    if (t->ptr == NULL || rows <= 0 || heads <= 0 || cols <= 0 || nb <= 0) {
+        return OPP_STATUS_SUCCESS;
+    }
+    const cuuint64_t dims[4] = {(cuuint64_t)cols, (cuuint64_t)heads, (cuuint64_t)rows,
+                                (cuuint64_t)nb};
+    const int64_t bstride = nb > 1 ? t->batch : t->row;
+    const cuuint64_t strides[3] = {(cuuint64_t)t->head * 2, (cuuint64_t)t->row * 2,
+                                   (cuuint64_t)bstride * 2};
+    const cuuint32_t box[4] = {64, box_heads, box_rows, 1};
+    const cuuint32_t estr[4] = {1, 1, 1, 1};
+    const CUresult r = enc(m,
+                           dt == OPP_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                           4, (void *)t->ptr, dims, strides, box, estr,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    OPP_RETURN_IF(r != CUDA_SUCCESS, OPP_STATUS_CUDA_ERROR,
+                  "cuTensorMapEncodeTiled failed (%d) for %s: [%lld][%lld][%lld][%lld], strides "
+                  "(elements) batch %lld, row %lld, head %lld",
+                  (int)r, name, (long long)nb, (long long)rows, (long long)heads, (long long)cols,
+                  (long long)t->batch, (long long)t->row, (long long)t->head);
+    return OPP_STATUS_SUCCESS;
+}
+
+/* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of 384 threads,
+ * items = ceil(max_seqlen_q / (BM / G)) * B * Hkv, C::SMEM_BYTES of dynamic
+ * shared memory; the tensor maps are encoded here, on the host, per call
+ * (no stream work: safe under graph capture). Then, when the plan has split
+ * partials and DB <= OPP__SPLIT_DMAX, `split` (the flash split launch and
+ * combine of the same bucket); all on `stream`, in that order. */
+template <int DT, class C>
+static opp_status_t
+hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_st *stream,
+              opp_status_t (*split)(const flash_args &, const opp__problem_t *,
+                                    const opp__guard_record_t *, struct CUstream_st *)) {
+    flash_args a = flash_args_init(p, plan, C::DB);
+    a.split_on = a.split_on && split != NULL;
+    const int32_t bmt = C::BM / a.g;
+    a.n_mb = ((int64_t)p->max_seqlen_q + bmt - 1) / bmt;
+    a.items = a.n_mb * a.batch * a.hkv;
+    const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
+    if (a.items > 0) {
+        hop_encode_fn enc = NULL;
+        OPP_TRY(hop_encoder(&enc));
+        hop_maps maps;
+        const bool packed = p->layout == OPP__LAYOUT_PACKED;
+        const int64_t nb = packed ? 1 : p->batch;
+        const int64_t q_rows = packed ? p->total_q : p->q_seqlen;
+        const int64_t kv_rows = packed ? p->total_kv : p->kv_seqlen;
+        OPP_TRY(hop_map(enc, &maps.q, "q", &p->q, DT, p->a.d, p->a.hq, q_rows, nb, (uint32_t)a.g,
+                        (uint32_t)bmt));
+        OPP_TRY(hop_map(enc, &maps.k, "k", &p->k, DT, p->a.d, p->a.hkv, kv_rows, nb, 1,
+                        (uint32_t)C::BN));
+        OPP_TRY(hop_map(enc, &maps.v, "v", &p->v, DT, p->a.dv, p->a.hkv, kv_rows, nb, 1,
+                        (uint32_t)C::BN));
+        static int smem_set[64];
+        OPP_TRY(
+            flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
+        const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
+        hopper_attention_kernel<DT, C>
+            <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
+        OPP_CUDA_TRY(cudaGetLastError());
+    }
+    if (a.split_on) {
+        return split(a, p, rec, stream);
+    }
+    return OPP_STATUS_SUCCESS;
+}
+
+/* One launch function per SM 90 FAST line of kernels/kernel_list.h; SPLIT:
+ * the bucket's split entry (OPP__FLASH_SPLIT_ENTRY_NAME) or NULL. */
+#define OPP__HOPPER_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM_, BM_, BN_, THREADS_, SMEM_, \
+                             SPLIT)                                                          \
+    extern "C" opp_status_t opp__launch_##name(                                              \
+        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,      \
+        struct CUstream_st *stream) {                                                        \
+        typedef hop_cfg<DMAX, BN_> cfg_t;                                                    \
+        static_assert(cfg_t::SMEM_BYTES == (SMEM_) && (BM_) == cfg_t::BM &&                  \
+                          (THREADS_) == cfg_t::THREADS && (SM_) == 90,                       \
+                      "hopper row");                                                         \
+        (void)row;                                                                           \
+        return hopper_launch<OPP_DTYPE_##DTYPE, cfg_t>(p, plan, stream, SPLIT);              \
+    }
+
+#endif /* OPP_KERNELS_HOPPER_ATTENTION_CUH */

@@ -1,0 +1,136 @@
+/*
+ * hopper_ops.cuh - the sm_90a building blocks of the Hopper kernel
+ * (kernels/hopper_attention.cuh), as inline PTX: mbarriers, TMA tensor
+ * loads, proxy fences, named barriers, register reallocation, and the wgmma
+ * shared-memory descriptors and group control (the wgmma instructions
+ * themselves: kernels/wgmma_ops.cuh). Compiled for sm_90a only.
+ *
+ * Shared-memory tiles are 128-byte-swizzled panels as TMA writes them with
+ * CU_TENSOR_MAP_SWIZZLE_128B: a panel holds 64 16-bit columns of R rows,
+ * row r at byte 128 r, 16-byte chunk c of a row at chunk c ^ (r % 8); every
+ * panel starts on a 1024-byte boundary (the swizzle atom: 8 rows).
+ */
+#ifndef OPP_KERNELS_HOPPER_OPS_CUH
+#define OPP_KERNELS_HOPPER_OPS_CUH
+
+#include <stdint.h>
+
+// --- mbarriers (64-bit, in shared memory; addresses are shared-space)
+
+__device__ __forceinline__ void hop_mbar_init(uint32_t bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* Makes the initialisations visible to the async proxy (TMA). */
+__device__ __forceinline__ void hop_mbar_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/* Arrives once and adds `bytes` to the transaction count of the phase. */
+__device__ __forceinline__ void hop_mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void hop_mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+/* Waits until the phase of parity `parity` has completed (a fresh barrier
+ * counts its phase "1" as completed, so a producer's first lap waits on
+ * parity 1 and passes). */
+__device__ __forceinline__ void hop_mbar_wait(uint32_t bar, uint32_t parity) {
+    uint32_t done;
+    do {
+        asm volatile("{\n.reg .pred p;\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+// --- TMA
+
+/* One box of a rank-4 tensor map -> shared memory at dst, completing
+ * `bytes` (the whole box, out-of-bounds zeros included) on bar.
+ * Coordinates are elements, innermost first. */
+__device__ __forceinline__ void hop_tma_load_4d(uint32_t dst, const void *tmap, uint32_t bar,
+                                                int32_t c0, int32_t c1, int32_t c2, int32_t c3) {
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+                 "l"((uint64_t)tmap), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+                 : "memory");
+}
+
+__device__ __forceinline__ void hop_tma_prefetch(const void *tmap) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmap) : "memory");
+}
+
+// --- fences and barriers
+
+/* Orders this thread's generic-proxy shared-memory writes before later
+ * async-proxy (wgmma, TMA) accesses; a barrier must follow. */
+__device__ __forceinline__ void hop_fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* Named barrier `id` (1..15) over `count` threads (a multiple of 32). */
+__device__ __forceinline__ void hop_bar_sync(uint32_t id, uint32_t count) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+/* Arrives on named barrier `id` without waiting (the partner syncs). */
+__device__ __forceinline__ void hop_bar_arrive(uint32_t id, uint32_t count) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// --- register reallocation (whole warpgroup; needs __launch_bounds__(.., 1))
+
+template <int N> __device__ __forceinline__ void hop_regs_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+template <int N> __device__ __forceinline__ void hop_regs_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+// --- wgmma group control
+
+/* Orders earlier register accesses before the next wgmma batch. */
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+/* Waits until at most N committed groups are in flight. */
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+/* Keeps the compiler from moving accesses of r across a wgmma region. */
+__device__ __forceinline__ void hop_fence_reg(float &r) {
+    asm volatile("" : "+f"(r)::"memory");
+}
+__device__ __forceinline__ void hop_fence_reg(uint32_t &r) {
+    asm volatile("" : "+r"(r)::"memory");
+}
+
+// --- shared-memory matrix descriptors (128-byte swizzle)
+
+/* Descriptor of a swizzled operand at shared address addr: lbo / sbo are
+ * the leading / stride byte offsets (PTX ISA, "matrix descriptor"):
+ *   K-major (Q, K): sbo = 1024 (next 8 rows), lbo unused (16);
+ *                   a k16 step inside a panel is +32 bytes of address
+ *   N-major (V):    sbo = 1024 (next 8 keys), lbo = the distance between
+ *                   64-column panels; a k16 step is +2048 bytes */
+__device__ __forceinline__ uint64_t hop_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+    return (uint64_t)((addr & 0x3FFFFu) >> 4) | ((uint64_t)((lbo & 0x3FFFFu) >> 4) << 16) |
+           ((uint64_t)((sbo & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
+}
+
+#endif /* OPP_KERNELS_HOPPER_OPS_CUH */
