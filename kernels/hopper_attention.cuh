@@ -10,8 +10,8 @@
  *   lse [Hq, total_q] or [B, Hq, S_q] float32 (optional)
  *
  * Design (stages 1-3 of ../shared/FAST_KERNEL.md section 3: warp
- * specialisation, intra-warpgroup overlap, pingpong; one block per item,
- * items in longest-first order, no persistent scheduler yet).
+ * specialisation, intra-warpgroup overlap, pingpong; a persistent grid
+ * of one block per SM walking the items longest-first, statically).
  * Tiles: a block owns the rows of BMT = BM / G whole query tokens of one
  * (sequence b, kv head hk): row r -> token t0 + r / G, head hk G + r % G
  * (GQA packing, as the flash kernel, but in whole tokens so that one TMA
@@ -52,6 +52,9 @@
  * layout or the batch. Split-KV: the split rows (kernels/flash_split.cuh,
  * the same rule) run on the flash split kernel of the same bucket
  * (OPP__FLASH_SPLIT_ENTRY), after this launch.
+ * Work: items (m-block, sequence, kv head), the highest m-blocks (under
+ * causal masking the longest) first; block i takes items i, i + grid, ...;
+ * an item past its sequence's tokens ends at once.
  * Pipelines: stage s of key block count `it` (running over the block's
  * items) is it % 2, its phase (it / 2) % 2; producer and consumers walk the
  * same items and blocks, so their counters agree.
@@ -86,6 +89,11 @@ template <int DB_, int BN_> struct hop_cfg {
     /* the consumers take turns to issue their matrix products (named
      * barriers 2 and 3), so one's softmax runs under the other's products */
     static constexpr bool PINGPONG = OPP__HOPPER_PINGPONG != 0;
+#ifndef OPP__HOPPER_PERSISTENT
+#define OPP__HOPPER_PERSISTENT 1
+#endif
+    /* a grid of one block per SM (else one block per item) */
+    static constexpr bool PERSISTENT = OPP__HOPPER_PERSISTENT != 0;
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
     static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 65536, "register file");
@@ -533,6 +541,24 @@ static inline opp_status_t hop_encoder(hop_encode_fn *fn) {
     return OPP_STATUS_SUCCESS;
 }
 
+/* The current device's multiprocessor count, looked up once per device. */
+static inline opp_status_t hop_sm_count(int *sms) {
+    static int counts[64];
+    int dev = 0;
+    OPP_CUDA_TRY(cudaGetDevice(&dev));
+    int n = dev >= 0 && dev < 64 ? __atomic_load_n(&counts[dev], __ATOMIC_RELAXED) : 0;
+    if (n <= 0) {
+        OPP_CUDA_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+        OPP_RETURN_IF(n <= 0, OPP_STATUS_CUDA_ERROR, "device %d reports %d multiprocessors", dev,
+                      n);
+        if (dev >= 0 && dev < 64) {
+            __atomic_store_n(&counts[dev], n, __ATOMIC_RELAXED);
+        }
+    }
+    *sms = n;
+    return OPP_STATUS_SUCCESS;
+}
+
 /* The map of tensor t viewed as [nb][rows][heads][cols] (16-bit elements,
  * element strides t.batch / t.row / t.head), box {64 columns, box_heads,
  * box_rows, 1}, 128-byte swizzle, zeros out of bounds. A tensor with no
@@ -566,7 +592,7 @@ static inline opp_status_t hop_map(hop_encode_fn enc, CUtensorMap *m, const char
     return OPP_STATUS_SUCCESS;
 }
 
-/* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of 384 threads,
+/* The kernel on a 1-D grid of min(items, SMs) blocks of 384 threads,
  * items = ceil(max_seqlen_q / (BM / G)) * B * Hkv, C::SMEM_BYTES of dynamic
  * shared memory; the tensor maps are encoded here, on the host, per call
  * (no stream work: safe under graph capture). Then, when the plan has split
@@ -600,7 +626,16 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
         static int smem_set[64];
         OPP_TRY(
             flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
-        const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
+        /* persistent: one block per SM walks items w, w + grid, ... (the
+         * longest first), so a block's next Q and K/V load under its
+         * epilogue; the order never changes a row's arithmetic */
+        int64_t cap = 0x7FFFFFFF;
+        if (C::PERSISTENT) {
+            int sms = 0;
+            OPP_TRY(hop_sm_count(&sms));
+            cap = sms;
+        }
+        const unsigned grid = (unsigned)(a.items < cap ? a.items : cap);
         hopper_attention_kernel<DT, C>
             <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
         OPP_CUDA_TRY(cudaGetLastError());
