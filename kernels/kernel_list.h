@@ -24,7 +24,7 @@
  *     SMEM     dynamic shared memory in bytes; a row is used on a GPU only
  *              when it fits (opp__arch_smem_limit), so the first row that
  *              fits the device is its tile shape. The shape therefore depends
- *              only on (algo, dtype, D, Dv, architecture), never on a batch.
+ *              only on (algo, dtype, D, Dv, G, architecture), never on a batch.
  * Every row needs compute capability >= 8.0 (SM 80 rows: sm_80 SASS; sm_86,
  * sm_89, sm_90 SASS and compute_80 PTX are built too; SM 90 rows: sm_90a
  * SASS alone, kernels/BUILD).

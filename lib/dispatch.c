@@ -79,6 +79,12 @@ static int strides_aligned(const opp__problem_t *p, int32_t align) {
     return 1;
 }
 
+/* 1 if row r's code runs on compute capability sm (0: some architecture):
+ * an SM 90 row (sm_90a code) only on 9.0. Shared memory is checked apart. */
+static int row_runs_on(const opp__kernel_row_t *r, int32_t sm) {
+    return r->sm != 90 || sm == 0 || sm == 90;
+}
+
 /* How far row r gets for problem p on sm (0: any architecture). */
 static step_t row_step(const opp__kernel_row_t *r, const opp__problem_t *p, int32_t sm) {
     if (r->dtype != p->a.dtype) {
@@ -93,7 +99,7 @@ static step_t row_step(const opp__kernel_row_t *r, const opp__problem_t *p, int3
     if (p->batch > 0 && !strides_aligned(p, r->align)) {
         return STEP_STRIDE;
     }
-    if (r->sm == 90 && ((sm != 0 && sm != 90) || p->a.g > r->bm)) {
+    if (r->sm == 90 && (!row_runs_on(r, sm) || p->a.g > r->bm)) {
         return STEP_VARIANT;
     }
     if (sm != 0 && r->smem_bytes > opp__arch_smem_limit(sm)) {
@@ -135,7 +141,7 @@ static int32_t arch_dmax(opp_algo_t algo, opp_dtype_t dtype, int32_t sm) {
     int32_t dmax = 0;
     for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
         const opp__kernel_row_t *r = &opp__kernel_table[i];
-        if (r->algo == algo && r->dtype == dtype && (r->sm != 90 || sm == 90) &&
+        if (r->algo == algo && r->dtype == dtype && row_runs_on(r, sm) &&
             r->smem_bytes <= opp__arch_smem_limit(sm) && r->dmax > dmax) {
             dmax = r->dmax;
         }
