@@ -94,13 +94,6 @@ template <int DB_, int BN_> struct hop_cfg {
 #endif
     /* a grid of one block per SM (else one block per item) */
     static constexpr bool PERSISTENT = OPP__HOPPER_PERSISTENT != 0;
-#ifndef OPP__HOPPER_EARLY_Q
-#define OPP__HOPPER_EARLY_Q 1
-#endif
-    /* the consumers free Q once the item's last S = Q K^T retired (not
-     * after its last P V), so the next item's Q loads under that P V, the
-     * softmax and the epilogue */
-    static constexpr bool EARLY_Q = OPP__HOPPER_EARLY_Q != 0;
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
     static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 65536, "register file");
@@ -408,7 +401,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 fence_s();
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(k_empty(s));
-                    if (C::EARLY_Q && t.nkb == 1) {
+                    if (t.nkb == 1) {
                         hop_mbar_arrive(q_empty); /* Q is read no more */
                     }
                 }
@@ -436,8 +429,10 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 fence_s();
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(k_empty(s));
-                    if (C::EARLY_Q && j == t.nkb - 1) {
-                        hop_mbar_arrive(q_empty); /* the last S retired: the next Q may load */
+                    if (j == t.nkb - 1) {
+                        /* the item's last S retired: Q is free, so the next
+                         * item's Q loads under this P V, softmax and epilogue */
+                        hop_mbar_arrive(q_empty);
                     }
                 }
                 float alpha[2];
@@ -481,9 +476,6 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 fence_ov();
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(v_empty(s));
-                    if (!C::EARLY_Q) {
-                        hop_mbar_arrive(q_empty);
-                    }
                 }
             }
             it += t.nkb;
