@@ -12,6 +12,12 @@
  *        reports SUCCESS and the reference's bits. A batch that ends below
  *        total_q (graph replay) gets zero out rows and -inf lse past its
  *        end, the reference's bits before it, gaps untouched.
+ *   GPU, adversarial (issue 12 item 8): negative, decreasing, past the
+ *        total (INT32_MIN, INT32_MAX), above max_seqlen, at full-size
+ *        extents (8192 rows, max_seqlen 4096), EXACT and FAST: each a guard
+ *        finding with everything NaN; a batch below the totals: zeros past
+ *        its end. tools/gpu_run_all.sh runs this binary under
+ *        compute-sanitizer (0 out-of-bounds accesses).
  *   CPU: device_status argument errors (before any CUDA call).
  * GPU tests skip() without a CUDA device.
  * Run (Bazel): bazel test //tests:device_guard_test --test_output=all
@@ -322,6 +328,179 @@ static void test_device_guard_reports_bad_nonpad(void **state) {
     }
 }
 
+/* One adversarial case: the device arrays of test_device_guard_adversarial. */
+typedef struct adv_case {
+    const char *name;
+    int32_t cu_q[5], cu_kv[5];
+    int32_t max_seqlen_q; /* 0: the batch's own */
+    opp_status_t status;
+} adv_case_t;
+
+#define ADV_TOTAL 8192 /* rows of q / out and of k / v */
+#define ADV_MAX   4096 /* the longest sequence: max_seqlen_q = max_seqlen_kv */
+
+static const adv_case_t adv_cases[] = {
+    {"q negative start",
+     {-1, 4096, 6000, 8000, 8192},
+     {0, 4096, 6000, 8000, 8192},
+     0,
+     OPP_STATUS_BAD_PARAM_SEQLENS_START},
+    {"kv negative inside",
+     {0, 4096, 6000, 8000, 8192},
+     {0, 4096, -5, 8000, 8192},
+     0,
+     OPP_STATUS_BAD_PARAM_SEQLENS_DECREASING},
+    {"kv last INT32_MIN",
+     {0, 4096, 6000, 8000, 8192},
+     {0, 4096, 6000, 8000, INT32_MIN},
+     0,
+     OPP_STATUS_BAD_PARAM_SEQLENS_DECREASING},
+    {"q decreasing",
+     {0, 4096, 100, 8000, 8192},
+     {0, 4096, 6000, 8000, 8192},
+     0,
+     OPP_STATUS_BAD_PARAM_SEQLENS_DECREASING},
+    {"kv past the total inside",
+     {0, 4096, 6000, 8000, 8192},
+     {0, 4096, 9000, 9500, 10000},
+     0,
+     OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL},
+    {"kv last = total + 1",
+     {0, 4096, 6000, 8000, 8192},
+     {0, 4096, 6000, 8000, 8193},
+     0,
+     OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL},
+    {"q last INT32_MAX",
+     {0, 4096, 6000, 8000, INT32_MAX},
+     {0, 4096, 6000, 8000, 8192},
+     0,
+     OPP_STATUS_BAD_PARAM_SEQLENS_TOTAL},
+    {"kv above max_seqlen",
+     {0, 4096, 6000, 8000, 8192},
+     {0, 100, 4300, 8000, 8192},
+     0,
+     OPP_STATUS_BAD_PARAM_MAX_SEQLEN},
+    {"q above a lower max_seqlen",
+     {0, 4096, 6000, 8000, 8192},
+     {0, 4096, 6000, 8000, 8192},
+     1024,
+     OPP_STATUS_BAD_PARAM_MAX_SEQLEN},
+};
+
+/* 1 when the bf16 bits are a NaN. */
+static int bf16_is_nan(uint16_t b) {
+    return (b & 0x7F80u) == 0x7F80u && (b & 0x7Fu) != 0;
+}
+
+/* Adversarial device cu_seqlens (issue 12 item 8) at full-size extents:
+ * total_q = total_kv = 8192 rows, max_seqlen 4096 (grids of hundreds of
+ * blocks, split-KV partials planned), bf16, Hq 8, Hkv 2, D 128, causal,
+ * EXACT and FAST with LSE: negative entries (first, inside, last =
+ * INT32_MIN), decreasing, past the total (inside, total + 1, INT32_MAX), a
+ * length above max_seqlen_kv, and above a lowered max_seqlen_q. Each run
+ * ends in the guard finding the host check names (status and message),
+ * every out and lse element NaN; that nothing reads or writes out of
+ * bounds is what the compute-sanitizer runs of tools/gpu_run_all.sh
+ * (--sanitize, --sanitize-full) check. Then a batch that ends below the
+ * totals (valid: graph replay) with short sequences under the same
+ * max_seqlen bound: SUCCESS, rows past its end zero, their LSE -inf. */
+static void test_device_guard_adversarial(void **state) {
+    (void)state;
+    OPP_TEST_REQUIRE_GPU();
+    const int32_t len[4] = {4096, 1904, 2000, 192};
+    opp_lb_t lb;
+    assert_int_equal(
+        opp_lb_from_lengths(&lb, OPP_DTYPE_BF16, 4, len, len, 8, 2, 128, 128, 0.0f, 1, 0.0f, 12u),
+        0);
+    assert_int_equal(lb.total_q, ADV_TOTAL);
+    assert_int_equal(lb.max_lq, ADV_MAX);
+    opp_test_packed_dev_t dev;
+    opp_test_packed_upload(&lb, &dev);
+    const size_t n_out = opp_test_out_elems(&lb), n_lse = (size_t)lb.num_heads * ADV_TOTAL;
+    float *lse = opp_test_gpu_alloc(n_lse * sizeof(float));
+    uint16_t *got = malloc(n_out * sizeof(uint16_t));
+    uint32_t *got_lse = malloc(n_lse * sizeof(float));
+    assert_true(got != NULL && got_lse != NULL);
+    const opp_varlen_t varlen = {dev.cu_q, dev.cu_kv};
+    int32_t sm = 0;
+    assert_opp_ok(opp_device_sm_arch(&sm));
+    const size_t n_cases = sizeof(adv_cases) / sizeof(adv_cases[0]);
+    for (int a = 0; a < 2; ++a) {
+        const opp_algo_t algo = a == 0 ? OPP_ALGO_EXACT : OPP_ALGO_FAST;
+        opp_attention_desc_t desc;
+        opp_lb_packed_desc(&lb, &desc);
+        desc.algo = algo;
+        const char *kernel = NULL;
+        if (opp_attention_kernel_query(&desc, sm, &kernel) != OPP_STATUS_SUCCESS) {
+            printf("adversarial cu_seqlens, %s: no kernel on sm %d (%s): not run\n",
+                   a == 0 ? "EXACT" : "FAST", (int)sm, opp_last_error_message());
+            continue;
+        }
+        for (size_t c = 0; c <= n_cases; ++c) {
+            const int valid = c == n_cases; /* last: a short batch below the totals */
+            const int32_t short_q[5] = {0, 100, 150, 200, 210},
+                          short_kv[5] = {0, 100, 160, 200, 250};
+            const int32_t *cu_q = valid ? short_q : adv_cases[c].cu_q;
+            const int32_t *cu_kv = valid ? short_kv : adv_cases[c].cu_kv;
+            const char *name = valid ? "batch below the totals (valid)" : adv_cases[c].name;
+            desc.max_seqlen_q =
+                !valid && adv_cases[c].max_seqlen_q > 0 ? adv_cases[c].max_seqlen_q : ADV_MAX;
+            const opp_status_t want = valid ? OPP_STATUS_SUCCESS : adv_cases[c].status;
+            assert_int_equal(opp_varlen_check(&desc, cu_q, 5, cu_kv, 5), want);
+            char message[512];
+            snprintf(message, sizeof(message), "%s (found on the device)",
+                     opp_last_error_message());
+            opp_test_h2d(dev.cu_q, cu_q, 5 * sizeof(int32_t));
+            opp_test_h2d(dev.cu_kv, cu_kv, 5 * sizeof(int32_t));
+            opp_test_gpu_fill(dev.out, POISON_BYTE, dev.out_bytes);
+            opp_test_gpu_fill(lse, POISON_BYTE, n_lse * sizeof(float));
+            assert_opp_ok(opp_packed_attention_fwd_lse(&desc, &varlen, dev.q, dev.k, dev.v, dev.out,
+                                                       lse, dev.workspace, dev.workspace_bytes,
+                                                       NULL));
+            opp_test_gpu_sync();
+            opp_test_d2h(got, dev.out, n_out * sizeof(uint16_t));
+            opp_test_d2h(got_lse, lse, n_lse * sizeof(float));
+            if (!valid) {
+                assert_all_bits16(got, n_out, QNAN_BF16, name);
+                assert_all_bits32(got_lse, n_lse, QNAN_F32, name);
+                assert_opp_status(
+                    opp_attention_device_status(dev.workspace, dev.workspace_bytes, NULL), want,
+                    message);
+                printf("%-5s %-28s -> %s: %s\n", a == 0 ? "EXACT" : "FAST", name,
+                       opp_status_name(want), opp_last_error_message());
+                continue;
+            }
+            assert_opp_ok(opp_attention_device_status(dev.workspace, dev.workspace_bytes, NULL));
+            const size_t width = (size_t)lb.num_heads * 128, end = 210;
+            assert_all_bits16(got + end * width, (ADV_TOTAL - end) * width, 0, name);
+            for (size_t i = 0; i < end * width; ++i) {
+                if (bf16_is_nan(got[i]) || got[i] == POISON_16) {
+                    fail_msg("%s, %s: out element %zu is 0x%04x", name, kernel, i, got[i]);
+                }
+            }
+            for (size_t h = 0; h < (size_t)lb.num_heads; ++h) {
+                const uint32_t *row = got_lse + h * ADV_TOTAL;
+                assert_all_bits32(row + end, ADV_TOTAL - end, NEG_INF_F32, name);
+                for (size_t t = 0; t < end; ++t) {
+                    float f;
+                    memcpy(&f, &row[t], sizeof(f));
+                    if (isnan(f) || row[t] == POISON_32) {
+                        fail_msg("%s, %s: lse of head %zu row %zu is 0x%08x", name, kernel, h, t,
+                                 row[t]);
+                    }
+                }
+            }
+            printf("%-5s %-28s -> SUCCESS, rows past 210 zero, LSE -inf (%s)\n",
+                   a == 0 ? "EXACT" : "FAST", name, kernel);
+        }
+    }
+    free(got);
+    free(got_lse);
+    opp_test_gpu_free(lse);
+    opp_test_packed_free(&dev);
+    opp_lb_free(&lb);
+}
+
 /* Argument errors come back before any CUDA call. */
 static void test_device_status_rejects_bad_arguments(void **state) {
     (void)state;
@@ -340,6 +519,7 @@ int main(void) {
         cmocka_unit_test(test_device_guard_reports_bad_cu_seqlens),
         cmocka_unit_test(test_device_guard_fills_within_row_strides),
         cmocka_unit_test(test_device_guard_reports_bad_nonpad),
+        cmocka_unit_test(test_device_guard_adversarial),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
