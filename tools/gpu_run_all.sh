@@ -8,6 +8,34 @@
 #                                            memcheck and racecheck (20 batches each,
 #                                            lengths capped at 160, 4 graph replays,
 #                                            2 concurrent and 4 repeated runs)
+#   bash stage/run_all.sh --sanitize-full  + compute-sanitizer memcheck, racecheck, synccheck
+#                                            and initcheck at FULL length (issue 12 item 8),
+#                                            in one device command of ~3-4 minutes (estimated;
+#                                            each step prints its seconds):
+#                                            (b) tests/device_guard_test under each tool:
+#                                               adversarial device cu_seqlens (negative,
+#                                               decreasing, past the total, above max_seqlen,
+#                                               INT32_MIN / INT32_MAX) at full-size extents,
+#                                               EXACT and FAST, each a guard finding;
+#                                            (a) stage/oppbench on bench/sanitize_workloads.json
+#                                               (--impl exact,fast --reps 1 --warmup 0
+#                                               --max-seconds-per-impl 0.001: exact, FAST and the
+#                                               cuBLAS reference run once each, validated):
+#                                               memcheck and initcheck on the san_* workloads
+#                                               (lengths up to 4096 / 20000 keys, every kernel
+#                                               path), racecheck and synccheck on the san_rs_*
+#                                               ones (one full-length sequence per path);
+#                                               cuBLAS's GEMM kernels run unchecked under
+#                                               racecheck, synccheck, initcheck (they are not
+#                                               ours; --kernel-name-exclude kns=gemm).
+#                                            Per step a timeout (--san-timeout S, default 150),
+#                                            the whole pass a budget (--san-budget S, default
+#                                            540): a step past it is reported "not run" (a
+#                                            failure). Log: sanitize_full.log; each step ends
+#                                            "clean" only with exit 0 and the tool's summary
+#                                            of 0 errors / 0 hazards.
+#                                            Device command: bash stage/run_all.sh --no-tests
+#                                            --sanitize-full
 #   bash stage/run_all.sh --bench          + the benchmark, in this order (bench/README.md):
 #                                            1. stage/oppbench on the workloads: validate
 #                                               (exact vs cuBLAS bit for bit, FAST vs exact),
@@ -27,7 +55,9 @@
 #   bash stage/run_all.sh --oppcheck       + stage/oppcheck (default batch), then
 #                                            oppcheck --onnx-test on the conformance
 #                                            and golden cases (CPU, cuBLAS, exact)
-#   options: --no-tests (skip the test pass); for --bench: --no-anchors,
+#   options: --no-tests (skip the test pass); --tests NAME[,NAME] (the test
+#   pass runs only these binaries, e.g. --tests edge31_gpu_test: the 2^31 edges,
+#   ~70 GiB of device memory, ~1 minute); for --bench: --no-anchors,
 #   --no-accuracy (no dump, no fa2_accuracy.py), --no-sweep, --no-decode-sweep,
 #   --only NAME[,NAME] (workloads of steps 1-3), --sweep-only NAME[,NAME]
 #   (cases of step 4), --decode-only NAME[,NAME] (cases of step 4b),
@@ -44,7 +74,7 @@
 # Environment it sets: LD_LIBRARY_PATH=stage/lib:/usr/local/cuda/lib64,
 # OPP_ONNX_CONFORMANCE_DIR, OPP_GOLDEN_DIR, OPP_WORKLOADS, TEST_TMPDIR.
 # Logs: into $OUT when set (the device tool returns at most 8 files: tests.log,
-# sanitize.log, bench.log, anchors.log, accuracy.log, sweep.log, results.md,
+# sanitize.log, sanitize_full.log, bench.log, anchors.log, accuracy.log, sweep.log, results.md,
 # chart.png, oppcheck.log, summary.txt - --bench --oppcheck writes 8 of them;
 # all only when tests, --sanitize, --bench and --oppcheck run together, which
 # is more than one call's 10 minutes anyway), else stage/logs/. Test results
@@ -59,11 +89,16 @@ ROOT=$(dirname "$STAGE")
 cd "$ROOT" || exit 2
 
 do_tests=1 do_sanitize=0 do_bench=0 do_oppcheck=0 only="" bench_args="" per_bin_timeout=300
+do_sanitize_full=0 san_timeout=150 san_budget=540 tests_only=""
 do_anchors=1 do_accuracy=1 do_sweep=1 sweep_only="" sweep_args=""
 do_decode=1 decode_only="" decode_args=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --sanitize) do_sanitize=1 ;;
+    --sanitize-full) do_sanitize_full=1 ;;
+    --san-timeout) san_timeout=${2:?--san-timeout needs seconds}; shift ;;
+    --san-budget) san_budget=${2:?--san-budget needs seconds}; shift ;;
+    --tests) tests_only=${2:?--tests needs a value}; shift ;;
     --bench) do_bench=1 ;;
     --oppcheck) do_oppcheck=1 ;;
     --no-tests) do_tests=0 ;;
@@ -150,11 +185,17 @@ EOF
 }
 
 # --- every test binary
+if [ $do_tests -eq 1 ] && [ -n "$tests_only" ]; then
+    for t in ${tests_only//,/ }; do
+        grep -qx "$t" "$STAGE/tests.txt" || { echo "run_all: --tests: no staged test $t (stage/tests.txt)" >&2; exit 2; }
+    done
+fi
 if [ $do_tests -eq 1 ]; then
     : >"$LOG/tests.log"
     tp=0 tf=0 ts=0
     while read -r t; do
         [ -n "$t" ] || continue
+        [ -z "$tests_only" ] || [[ ",$tests_only," == *",$t,"* ]] || continue
         one=$TEST_TMPDIR/$t.log
         echo "==================== $t" | tee -a "$LOG/tests.log"
         start=$(date +%s)
@@ -220,6 +261,95 @@ if [ $do_sanitize -eq 1 ]; then
             done <"$STAGE/gpu_tests.txt"
             note "sanitize $tool: $clean of $total GPU test binaries clean${hostonly:+ (no CUDA call made:$hostonly)}"
         done
+    fi
+fi
+
+# --- compute-sanitizer at full length (issue 12 item 8; see the header)
+# san_step TOOL LABEL CMD...: one sanitizer run under --san-timeout, into
+# sanitize_full.log; "clean" needs exit 0 and the tool's summary of zero.
+san_step() {
+    local tool=$1 label=$2 start rc secs summary p f s excl=()
+    shift 2
+    if [ $(($(date +%s) - san_t0)) -ge "$san_budget" ]; then
+        note "sanitize-full $tool $label: not run (the --san-budget of $san_budget s is spent)"
+        status=1
+        return
+    fi
+    [ "$tool" = memcheck ] || excl=(${san_exclude[@]+"${san_exclude[@]}"})
+    local one=$TEST_TMPDIR/san_full.$tool.$label.log
+    echo "==================== $tool $label: $*" >>"$LOG/sanitize_full.log"
+    start=$(date +%s)
+    if command -v timeout >/dev/null; then
+        timeout -k 10 "$san_timeout" "$SAN" --tool "$tool" --error-exitcode 86 \
+            ${excl[@]+"${excl[@]}"} "$@" >"$one" 2>&1
+    else
+        "$SAN" --tool "$tool" --error-exitcode 86 ${excl[@]+"${excl[@]}"} "$@" >"$one" 2>&1
+    fi
+    rc=$?
+    secs=$(($(date +%s) - start))
+    cat "$one" >>"$LOG/sanitize_full.log"
+    summary=$(grep -E "(ERROR|RACECHECK) SUMMARY" "$one" | tail -1 | sed 's/^=* *//')
+    local extra=""
+    case "$label" in
+    device_guard_test)
+        read -r p f s < <(count "$one" "$rc")
+        extra="; $p passed, $f failed, $s skipped; $(grep -c -- '-> BAD_PARAM_' "$one") guard findings"
+        ;;
+    oppbench*)
+        extra="; $(grep -c '^  validation (first runs' "$one") workloads ran, $(grep -c 'FAILED' "$one") FAILED lines"
+        ;;
+    esac
+    local zero=" 0 errors"
+    [ "$tool" = racecheck ] && zero=" 0 hazards" # its warnings are hazards too
+    if [ $rc -eq 0 ] && [[ $summary == *"$zero"* ]]; then
+        note "sanitize-full $tool $label: clean ($summary; $secs s$extra)"
+    else
+        status=1
+        local what="failed or crashed"
+        [ $rc -eq 86 ] && what="sanitizer errors"
+        [ $rc -eq 124 ] && what="timed out after $san_timeout s"
+        [ $rc -eq 0 ] && what="no zero summary from the tool"
+        note "sanitize-full $tool $label: exit $rc ($what; ${summary:-no summary}; $secs s$extra)"
+    fi
+}
+
+if [ $do_sanitize_full -eq 1 ]; then
+    SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    SAN_WL=$STAGE/bench/sanitize_workloads.json
+    if [ ! -x "$SAN" ]; then
+        note "sanitize-full: compute-sanitizer not found: not run"
+        status=1
+    elif [ ! -f "$SAN_WL" ] || [ ! -x "$STAGE/oppbench" ]; then
+        note "sanitize-full: $SAN_WL or stage/oppbench missing (tools/gpu_stage.sh): not run"
+        status=1
+    else
+        : >"$LOG/sanitize_full.log"
+        san_t0=$(date +%s)
+        # cuBLAS's GEMMs (the reference's, not ours) run unchecked where the
+        # tool supports the filter; memcheck checks them too (our arguments).
+        san_exclude=()
+        if "$SAN" --help 2>&1 | grep -q -- '--kernel-name-exclude'; then
+            san_exclude=(--kernel-name-exclude kns=gemm)
+        else
+            note "sanitize-full: this compute-sanitizer has no --kernel-name-exclude: cuBLAS kernels are checked too"
+        fi
+        names=$(grep -o '"name": *"san_[a-z0-9_]*"' "$SAN_WL" | sed 's/.*"\(san_[a-z0-9_]*\)"/\1/')
+        full_set=$(grep -v '^san_rs_' <<<"$names" | paste -sd, -)
+        small_set=$(grep '^san_rs_' <<<"$names" | paste -sd, -)
+        note "sanitize-full: $("$SAN" --version 2>/dev/null | grep -i version | head -1); memcheck/initcheck workloads: $full_set; racecheck/synccheck workloads: $small_set"
+        # shellcheck disable=SC2054 # exact,fast is one value of --impl
+        bench_opts=(--workloads "$SAN_WL" --impl exact,fast --reps 1 --warmup 0
+            --max-seconds-per-impl 0.001 --flush-mib 1)
+        # (b) adversarial device cu_seqlens, every tool
+        for tool in memcheck initcheck synccheck racecheck; do
+            san_step "$tool" device_guard_test "$STAGE/tests/device_guard_test"
+        done
+        # (a) full-length shapes
+        san_step memcheck oppbench "$STAGE/oppbench" "${bench_opts[@]}" --only "$full_set"
+        san_step initcheck oppbench "$STAGE/oppbench" "${bench_opts[@]}" --only "$full_set"
+        san_step synccheck oppbench_rs "$STAGE/oppbench" "${bench_opts[@]}" --only "$small_set"
+        san_step racecheck oppbench_rs "$STAGE/oppbench" "${bench_opts[@]}" --only "$small_set"
+        note "sanitize-full: done in $(($(date +%s) - san_t0)) s"
     fi
 fi
 

@@ -31,12 +31,16 @@
 #   stage/testdata/          onnx-attention-conformance/ and cases/ (unless --no-testdata)
 #   stage/bench/             workloads.json, torch_anchors.py (from ../shared/bench) and
 #                            bench/'s scripts: fa2_accuracy.py, fa2_sweep.py, compare.py,
-#                            bench_common.py, plot.py
+#                            bench_common.py, plot.py; bench/sanitize_workloads.json (the
+#                            full-length shapes of run_all.sh --sanitize-full)
 #   stage/ci_summary.py      the CMocka result parser of tools/ci_summary.py
 #   stage/run_all.sh         copied from tools/gpu_run_all.sh: runs it all there
 #   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
 # On the GPU machine (device tool), from the repo root, with carry ["stage"]:
 #   bash stage/run_all.sh --sanitize, then bash stage/run_all.sh --no-tests --bench --oppcheck
+#   (compute-sanitizer's four tools at full length and on adversarial cu_seqlens:
+#    bash stage/run_all.sh --no-tests --sanitize-full; the 2^31 edges alone:
+#    bash stage/run_all.sh --tests edge31_gpu_test)
 #   (the benchmark alone, FAST vs FA2 with accuracy, the sweep and the decode sweep:
 #    bash stage/run_all.sh --no-tests --bench; the decode sweep with decode_gqa_bf16
 #    and its anchors only: bash stage/run_all.sh --no-tests --bench --no-accuracy
@@ -184,7 +188,7 @@ for f in workloads.json torch_anchors.py; do
     [ -f "$SHARED/bench/$f" ] || die "$SHARED/bench/$f not found (set OPP_SHARED_DIR)"
     cp -L "$SHARED/bench/$f" "$STAGE/bench/"
 done
-for f in bench_common.py fa2_accuracy.py fa2_sweep.py compare.py plot.py; do
+for f in bench_common.py fa2_accuracy.py fa2_sweep.py compare.py plot.py sanitize_workloads.json; do
     cp bench/$f "$STAGE/bench/"
 done
 cp tools/ci_summary.py "$STAGE/ci_summary.py"
@@ -215,4 +219,4 @@ echo "gpu_stage: the device call sends the working tree ($(mib "$tree_bytes")) +
     die "over the device tool's 64 MiB (try --no-testdata)"
 [ $((stage_bytes + tree_bytes)) -lt $((56 * 1048576)) ] || [ $testdata -eq 0 ] ||
     echo "gpu_stage: WARNING: close to 64 MiB; --no-testdata saves ~16 MiB" >&2
-echo "gpu_stage: done. Device commands (carry [\"stage\"], README.md): bash stage/run_all.sh --sanitize; then bash stage/run_all.sh --no-tests --bench --oppcheck (or --no-tests --bench alone)"
+echo "gpu_stage: done. Device commands (carry [\"stage\"], README.md): bash stage/run_all.sh --sanitize; then bash stage/run_all.sh --no-tests --bench --oppcheck (or --no-tests --bench alone); bash stage/run_all.sh --no-tests --sanitize-full"
