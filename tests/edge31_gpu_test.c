@@ -43,11 +43,12 @@
  * packed run (the main kernel's block walks 2^24 key blocks alone), (b)
  * ~20 s with the CPU reference; device memory ~70 GiB for (a), ~27 GiB
  * for (b), freed between. Opt-in, far longer: OPP_EDGE31_EXACT=1 runs
- * EXACT on the bf16 causal case (one block walks 2^24 key tiles in three
- * passes: estimated 5-8 minutes), =2 on the f16 case too;
- * OPP_EDGE31_FLASH=1 runs the portable flash row (kernels/flash_*.cuh,
- * which an H200 dispatches only for G > 128) on both cases (estimated
- * ~30 s each).
+ * EXACT, and nothing else of (a), on the bf16 causal case (one block walks
+ * 2^24 key tiles in three passes: estimated 5-8 minutes), =2 on the f16
+ * case instead (each its own device command, with OPP_EDGE31_ONLY=a);
+ * OPP_EDGE31_FLASH=1 adds the portable flash row (kernels/flash_*.cuh,
+ * which an H200 dispatches only for G > 128) on both cases (its one block
+ * walks 2^25 key blocks: estimated 30-60 s each).
  * Every test skip()s without a CUDA device of compute capability >= 8.0,
  * with less free device memory than it needs, or when OPP_GPU_TEST_MAX_LEN
  * is set (the reduced sanitizer runs): these edges exist only at full size.
@@ -411,8 +412,9 @@ static void run_and_check(const long_dev_t *g, const long_case_t *c, opp_algo_t 
 static void test_edge31_long_sequence(void **state) {
     (void)state;
     OPP_FT_REQUIRE_DEVICE();
-    const long exact_cases = opp_test_env_long("OPP_EDGE31_EXACT", 0);
-    const int flash = opp_test_env_long("OPP_EDGE31_FLASH", 0) > 0;
+    /* OPP_EDGE31_EXACT=1 (=2): EXACT alone on a2 (a1), nothing else */
+    const long exact_case = opp_test_env_long("OPP_EDGE31_EXACT", 0);
+    const int flash = opp_test_env_long("OPP_EDGE31_FLASH", 0) > 0 && exact_case == 0;
     const long_case_t cases[2] = {{"a1", OPP_DTYPE_F16, L_LONG, 0},
                                   {"a2", OPP_DTYPE_BF16, L_SHORTER, 1}};
     opp_attention_desc_t desc;
@@ -441,6 +443,9 @@ static void test_edge31_long_sequence(void **state) {
     float lse[LQ], a2_lse[LQ], y_lse[LQ - 64];
     for (int i = 0; i < 2; ++i) {
         const long_case_t *c = &cases[i];
+        if (exact_case != 0 && i != (exact_case == 1 ? 1 : 0)) {
+            continue;
+        }
         const double t_fill = opp_e31_now();
         opp_e31_cuda_ok(opp_edge31_fill16(g.v, (size_t)ROWS_ALLOC * D, enc(c->dtype, 1.0)),
                         "V fill");
@@ -457,6 +462,10 @@ static void test_edge31_long_sequence(void **state) {
         opp_test_gpu_sync();
         printf("edge31: %s: inputs written on the device in %.2f s\n", c->name,
                opp_e31_now() - t_fill);
+        if (exact_case != 0) {
+            run_and_check(&g, c, OPP_ALGO_EXACT, NULL, dims, out, lse);
+            continue;
+        }
         run_and_check(&g, c, OPP_ALGO_FAST, NULL, dims, out, lse);
         if (i == 1) {
             memcpy(a2_out, out, sizeof(out));
@@ -464,9 +473,6 @@ static void test_edge31_long_sequence(void **state) {
         }
         if (flash) {
             run_and_check(&g, c, OPP_ALGO_FAST, flash_row(c->dtype), dims, out, lse);
-        }
-        if (exact_cases >= 2 - i) { /* 1: a2 only; 2: both */
-            run_and_check(&g, c, OPP_ALGO_EXACT, NULL, dims, out, lse);
         }
         if (i == 1) { /* the same 9 split rows through the Attention-24 entry */
             const double secs = run_a24(&g, c, y, y_lse);
@@ -487,9 +493,9 @@ static void test_edge31_long_sequence(void **state) {
             set_hot(&g, c->dtype, c->lkv, 0);
         }
     }
-    if (exact_cases == 0) {
+    if (exact_case == 0) {
         printf("edge31: EXACT at L_kv ~ 2^31 not run (OPP_EDGE31_EXACT=1: the bf16 causal case, "
-               "=2: both; estimated 5-8 minutes each on an H200)\n");
+               "=2: the f16 one, each alone, estimated 5-8 minutes on an H200)\n");
     }
     void *bufs[9] = {g.k, g.v, g.q, g.out, g.lse, g.cu_q, g.cu_kv, g.nonpad, g.ws};
     for (int i = 0; i < 9; ++i) {
