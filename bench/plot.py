@@ -6,21 +6,31 @@ with '{' are skipped; a line that does must be a JSON object):
                       (the workloads and, with --sweep, the sweep_* cases)
   torch_anchors.py    {"workload", "impl": "torch_flash2_varlen"|"padded_sdpa_cudnn"|..., "tflops"}
   fa2_sweep.py        {"workload": "sweep_d<D>_<causal|noncausal>_L<L>", "impl": "fa2", "tflops"}
-(fa2_accuracy.py's lines, torch_anchors.py's "env" line and the decode sweep's
-decode_g<G>_b<B>_kv<L> cases - GB/s, tabled by compare.py - are ignored) and
-draws, into one PNG, what it found:
+(fa2_accuracy.py's lines and the decode sweep's decode_g<G>_b<B>_kv<L> cases -
+GB/s, tabled by compare.py - are ignored; torch_anchors.py's {"env": {"gpu",
+"torch"}} line names the device in the default title) and draws, into one
+PNG, what it found:
   1. workloads: TFLOP/s per workload, ours FAST beside the FA2 varlen and
      cuDNN (padded SDPA) anchors (no bar where a number is missing: "n/a");
   2. the length sweep: TFLOP/s against sequence length L, ours FAST and FA2,
      one panel per head size D and causal / not.
 TFLOP/s is each tool's own "tflops" (useful FLOPs / median time, DESIGN.md
-section 7). --title names the run (device, date, commit) in the chart.
+section 7). --title names the run (device, date, commit) in the chart;
+without it the title is the anchors' GPU and torch version.
+
+A line with a "source" member is a figure transcribed by hand (e.g. from
+RESULTS.md's tables: charts/h200_2026-12-03.jsonl), not a tool's output:
+the title then says so, and --run-only refuses such a line (exit 2), for
+charts that must come from a run's own JSON lines (the README's chart:
+bench/README.md, "The README's chart").
 
   python3 plot.py LOG... --out chart.png [--title "H200, 2026-12-03, commit abc1234"]
+                  [--run-only]
 
 Exit status: 0 chart written; 2 bad input (a missing file, a malformed JSON
-line or field, nothing to plot), with FILE:LINE in the message; 3 matplotlib
-is not importable (Debian python3-matplotlib, or pip install matplotlib).
+line or field, nothing to plot, a transcribed line with --run-only), with
+FILE:LINE in the message; 3 matplotlib is not importable (Debian
+python3-matplotlib, or pip install matplotlib).
 """
 import argparse
 import json
@@ -53,10 +63,13 @@ def _tflops(obj, where):
     return float(v)
 
 
-def read_logs(paths):
+def read_logs(paths, run_only=False):
     """The rows to plot: {"workloads": {name: {impl: tflops|None}}, "order": [names],
-    "sweep": {(D, causal): {impl: {L: tflops}}}, "unsupported": {names}}."""
-    data = {"workloads": {}, "order": [], "sweep": {}, "unsupported": set()}
+    "sweep": {(D, causal): {impl: {L: tflops}}}, "unsupported": {names},
+    "env": the first {"env": {...}} object or None, "transcribed": [FILE:LINE of
+    each line with a "source"]}. run_only: a transcribed line is an InputError."""
+    data = {"workloads": {}, "order": [], "sweep": {}, "unsupported": set(), "env": None,
+            "transcribed": []}
     for path in paths:
         if not os.path.isfile(path):
             raise InputError("%s: no such file" % path)
@@ -72,6 +85,14 @@ def read_logs(paths):
                     raise InputError("%s: not a JSON object (%s)" % (where, e)) from None
                 if not isinstance(obj, dict):
                     raise InputError("%s: not a JSON object" % where)
+                if isinstance(obj.get("env"), dict) and data["env"] is None:
+                    data["env"] = obj["env"]
+                if "source" in obj:
+                    if run_only:
+                        raise InputError("%s: a transcribed figure (\"source\": %r), not a "
+                                         "tool's output; --run-only draws a run's own JSON "
+                                         "lines only" % (where, obj["source"]))
+                    data["transcribed"].append(where)
                 _add_row(data, obj, where)
     if not data["order"] and not data["sweep"]:
         raise InputError("no oppbench, torch_anchors.py or fa2_sweep.py lines with a workload "
@@ -152,6 +173,7 @@ def _workload_bars(ax, data):
     handles = [Patch(color=COLORS[impl], label=label) for impl, label in WORKLOAD_BARS]
     ax.legend(handles=handles, loc="upper right", fontsize=8)
     ax.set_xticks(range(len(names)))
+    ax.set_xlim(-0.5, len(names) - 0.5)  # also where the last workloads have no bar
     ax.set_xticklabels(names, rotation=15, ha="right", fontsize=8)
     ax.set_ylabel("TFLOP/s")
     ax.set_ylim(0, top * 1.15)
@@ -183,10 +205,13 @@ def main(argv=None):
                                  epilog="\n".join(__doc__.split("\n")[1:]))
     ap.add_argument("logs", nargs="+", help="log or JSON-lines files")
     ap.add_argument("--out", required=True, help="the PNG to write")
-    ap.add_argument("--title", default="", help="names the run: device, date, commit")
+    ap.add_argument("--title", default="",
+                    help="names the run: device, date, commit (default: the anchors' GPU)")
+    ap.add_argument("--run-only", action="store_true",
+                    help="refuse transcribed lines (a \"source\" member): a run's JSON only")
     a = ap.parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        data = read_logs(a.logs)
+        data = read_logs(a.logs, run_only=a.run_only)
     except InputError as e:
         print("plot: %s" % e, file=sys.stderr)
         return 2
@@ -197,10 +222,24 @@ def main(argv=None):
         print("plot: matplotlib is not importable by %s (Debian python3-matplotlib, or pip "
               "install matplotlib); no chart written" % sys.executable, file=sys.stderr)
         return 3
-    draw(data, a.out, a.title)
+    title = chart_title(data, a.title)
+    draw(data, a.out, title)
     n_sweep = sum(len(s) for v in data["sweep"].values() for s in v.values())
-    print("plot: %s: %d workloads, %d sweep points" % (a.out, len(data["order"]), n_sweep))
+    print("plot: %s: %d workloads, %d sweep points; title: %s"
+          % (a.out, len(data["order"]), n_sweep, title or "(none)"))
     return 0
+
+
+def chart_title(data, title):
+    """--title, else the anchors' GPU and torch version; marked when any
+    figure was transcribed rather than read from a tool's output."""
+    env = data["env"] or {}
+    if not title and env.get("gpu"):
+        title = "%s%s" % (env["gpu"], ", torch %s" % env["torch"] if env.get("torch") else "")
+    if data["transcribed"]:
+        title += "%s%d figures transcribed from tables, not a run's JSON lines" % (
+            " - " if title else "", len(data["transcribed"]))
+    return title
 
 
 if __name__ == "__main__":

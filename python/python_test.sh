@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # python_test.sh - the Python package's Bazel tests (python/BUILD).
-#   python_test.sh pytest <liboppacked.so> <oppacked.h>
-#       pytest -v of python/tests, OPPACKED_LIB set to the built library
-#       (one result line per case: tools/ci_summary.py counts them).
+#   python_test.sh pytest <liboppacked.so> <oppacked.h> [<liboppacked_ref.so>]
+#       pytest -v of python/tests, OPPACKED_LIB set to the built library and
+#       OPPACKED_REF_LIB to the test-only CPU reference library (one result
+#       line per case: tools/ci_summary.py counts them).
 #   python_test.sh pip <liboppacked.so> <oppacked.h>
 #       pip install of a copy of python/ (no network: --no-build-isolation
 #       --no-index) into a fresh target; the installed package must load the
@@ -13,6 +14,7 @@ set -euo pipefail
 mode="$1"
 lib="$(readlink -f "$2")"
 header="$(readlink -f "$3")"
+ref_lib="${4:+$(readlink -f "$4")}"
 py="${OPP_PYTHON:-python3}"
 here="$(dirname "$(readlink -f "$0")")"
 # The package's sources in the runfiles tree (python/ beside this script).
@@ -25,6 +27,7 @@ mkdir -p "$work"
 case "$mode" in
 pytest)
     export OPPACKED_LIB="$lib" OPPACKED_HEADER="$header" PYTHONPATH="$src"
+    [ -z "$ref_lib" ] || export OPPACKED_REF_LIB="$ref_lib"
     exec "$py" -m pytest -v -p no:cacheprovider "$src/tests"
     ;;
 pip)
@@ -54,7 +57,7 @@ print(f"PASSED: pip-installed oppacked {oppacked.version()} loads {path}")
 PY
     ;;
 *)
-    echo "usage: python_test.sh pytest|pip <liboppacked.so> <oppacked.h>" >&2
+    echo "usage: python_test.sh pytest|pip <liboppacked.so> <oppacked.h> [<liboppacked_ref.so>]" >&2
     exit 2
     ;;
 esac

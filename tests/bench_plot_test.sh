@@ -8,6 +8,10 @@
 #     a missing file, a malformed JSON line, a "tflops" that is not a number,
 #     a sweep name that is not sweep_d<D>_<causal|noncausal>_L<L>, nothing
 #     to plot; no PNG is written then;
+#   - the README chart's path: a fake run's three files (oppbench --json,
+#     torch_anchors.py's stdout, the sweep's lines) with --run-only give a
+#     PNG titled with the anchors' GPU; --run-only refuses a transcribed
+#     line ("source"), which is otherwise marked in the title;
 #   - without matplotlib: exit 3 and a message naming the package.
 # Usage (from Bazel): bench_plot_test.sh <bench/plot.py>
 set -u
@@ -118,6 +122,40 @@ expect nothing 2 "plot: no oppbench, torch_anchors.py or fa2_sweep.py lines" \
     -- "$work/empty.log" "$work/array.log" --out "$work/x.png"
 expect missing 2 "plot: $work/none.log: no such file" -- "$work/none.log" --out "$work/x.png"
 [ ! -e "$work/x.png" ] && ok "no PNG from bad input" || bad "a PNG was written from bad input"
+
+# The README chart's path (bench/README.md, "The README's chart"): the three
+# files one device command writes - oppbench --json, torch_anchors.py's
+# stdout, the sweep's JSON lines - drawn with --run-only. A FAKE fixture in
+# the formats of bench/report.c, torch_anchors.py and fa2_sweep.py: made-up
+# numbers, written here and deleted with the test's temp dir, never a result.
+cat >"$work/bench.jsonl" <<'LOG'
+{"workload":"fake_gqa_bf16","impl":"exact","median_ms":100,"min_ms":99,"tflops":5,"validated":true,"supported":true,"flops":5e14,"workspace_bytes":256,"reps":3,"kernel":"exact_bf16_d128_bm64","validation":"ok: fake"}
+{"workload":"fake_gqa_bf16","impl":"fast","median_ms":1,"min_ms":0.9,"tflops":500,"validated":true,"supported":true,"flops":5e14,"workspace_bytes":256,"reps":20,"kernel":"hopper_bf16_d128","max_abs_err":0.01,"rms_err":0.0001,"validation":"ok: fake"}
+{"workload":"fake_gqa_bf16","impl":"cublas","median_ms":50,"min_ms":49,"tflops":10,"validated":true,"supported":true,"flops":5e14,"workspace_bytes":1024,"reps":20,"kernel":null,"validation":"ok: fake"}
+{"workload":"fake_f32","impl":"fast","median_ms":null,"min_ms":null,"tflops":null,"validated":false,"supported":false,"flops":1e12,"workspace_bytes":256,"reps":0,"kernel":null,"validation":"fast: not supported (no FAST kernel for q_dtype = f32)"}
+LOG
+cat >"$work/anchors.jsonl" <<'LOG'
+{"env": {"torch": "0.0-fake", "gpu": "FAKE-GPU (test fixture)"}}
+{"workload": "fake_gqa_bf16", "gflop": 500.0, "impl": "torch_flash2_varlen", "ms": 2.0, "tflops": 250.0}
+{"workload": "fake_gqa_bf16", "gflop": 500.0, "impl": "padded_sdpa_cudnn", "ms": 5.0, "tflops": 100.0}
+{"workload": "fake_gqa_bf16", "gflop": 500.0, "impl": "padded_unfused", "ms": 50.0, "tflops": 10.0}
+{"workload": "fake_f32", "gflop": 1.0, "impl": "padded_sdpa_cudnn", "error": "fake: no f32 kernel"}
+LOG
+grep '"impl":"f' "$work/sweep.log" | grep -v decode_ >"$work/sweep.jsonl"
+expect readme_path 0 "2 workloads, 32 sweep points; title: FAKE-GPU (test fixture), torch 0.0-fake" \
+    -- --run-only "$work/bench.jsonl" "$work/anchors.jsonl" "$work/sweep.jsonl" \
+    --out "$work/readme.png"
+is_png readme_path "$work/readme.png"
+expect readme_title 0 "title: FAKE-GPU, 2099-01-01, commit fake123" -- --run-only \
+    "$work/bench.jsonl" "$work/anchors.jsonl" --out "$work/readme2.png" \
+    --title "FAKE-GPU, 2099-01-01, commit fake123"
+printf '{"workload":"fake_gqa_bf16","impl":"fast","tflops":1,"source":"typed in"}\n' >"$work/typed.log"
+expect run_only_refuses_transcribed 2 "$work/typed.log:1: a transcribed figure" \
+    -- --run-only "$work/bench.jsonl" "$work/typed.log" --out "$work/z.png"
+[ ! -e "$work/z.png" ] && ok "no PNG from a transcribed line with --run-only" ||
+    bad "a PNG from a transcribed line with --run-only"
+expect transcribed_marked 0 "title: t - 1 figures transcribed from tables" \
+    -- "$work/typed.log" --out "$work/t.png" --title t
 
 # No matplotlib: a package of that name that fails to import shadows it.
 mkdir -p "$work/nompl/matplotlib"

@@ -1,10 +1,16 @@
 """test_gpu.py - the GPU suite (skipped without PyTorch and a CUDA device).
 
-  * FAST against FlashAttention-2 varlen (torch.ops.aten._flash_attention_forward)
-    on the same inputs: error against a float64 reference no worse than FA2's
-    (RMS within 10%, max within 2x), LSE within 1e-3 of FA2's;
-  * EXACT within one ulp of a float64 reference, zero rows and -inf LSE for
-    queries that see no key;
+  * FAST against FlashAttention-2 varlen (torch.ops.aten._flash_attention_forward,
+    the call of ../shared/bench/torch_anchors.py; skipped where this PyTorch
+    has no FA2) on the same inputs: error against a float64 reference no
+    worse than FA2's (RMS within 10%, max within 2x), LSE within 1e-3 of FA2's;
+  * FAST batch invariance: each sequence alone gives its rows' bits in the
+    batch (output and LSE; split-KV rows too), rows that see no key are
+    zeros with LSE -inf;
+  * EXACT bit for bit equal to the exact CPU packed reference
+    (liboppacked_ref.so through exact_ref.py; skipped where it is not
+    beside liboppacked.so or at $OPPACKED_REF_LIB), and within one ulp of a
+    float64 reference, zero rows and -inf LSE for queries that see no key;
   * packed == Attention-24 4D == Attention-24 3D, bit for bit, output and LSE,
     for EXACT (every dtype) and FAST (f16, bf16), with NaN in the padding;
   * strided q/k/v (slices of one qkv tensor) and a strided out= bit-identical
@@ -15,11 +21,15 @@
     inputs, a non-default stream;
   * argument errors on real tensors raise OppError.
 """
+import importlib.util
 import math
+import os
 import shutil
+import sysconfig
 
 import pytest
 
+import exact_ref
 import oppacked
 
 try:
@@ -31,6 +41,7 @@ except ImportError:
 pytestmark = pytest.mark.skipif(torch is None or not torch.cuda.is_available(),
                                 reason="needs PyTorch with a CUDA device")
 
+DEVICE = "cuda"  # where Batch puts its tensors (a CPU dry run of the helpers sets "cpu")
 DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
 ULP = {"bf16": 2.0**-7, "f16": 2.0**-10, "f32": 2.0**-23}  # one ulp, relative
 ULP_FLOOR = {"bf16": 2.0**-133, "f16": 2.0**-24, "f32": 2.0**-149}  # one subnormal ulp
@@ -48,11 +59,11 @@ class Batch:
         tq, tk = sum(lq), sum(lk)
 
         def rnd(*shape):
-            return torch.randn(*shape, generator=g).to(self.dtype).cuda()
+            return torch.randn(*shape, generator=g).to(self.dtype).to(DEVICE)
 
         self.q, self.k, self.v = rnd(tq, hq, d), rnd(tk, hkv, d), rnd(tk, hkv, dv)
-        self.cu_q = torch.tensor([0] + list(_cumsum(lq)), dtype=torch.int32, device="cuda")
-        self.cu_k = torch.tensor([0] + list(_cumsum(lk)), dtype=torch.int32, device="cuda")
+        self.cu_q = torch.tensor([0] + list(_cumsum(lq)), dtype=torch.int32, device=DEVICE)
+        self.cu_k = torch.tensor([0] + list(_cumsum(lk)), dtype=torch.int32, device=DEVICE)
         self.max_q, self.max_k = max(lq), max(lk)
 
     def run(self, **kw):
@@ -63,15 +74,15 @@ class Batch:
         """(q, k, v, nonpad) in Attention-24's layout: queries at the tail of
         their block, keys right-padded, padding = poison."""
         b, sq, sk = len(self.lq), self.max_q, self.max_k
-        q = torch.full((b, self.hq, sq, self.d), poison, dtype=self.dtype, device="cuda")
-        k = torch.full((b, self.hkv, sk, self.d), poison, dtype=self.dtype, device="cuda")
-        v = torch.full((b, self.hkv, sk, self.dv), poison, dtype=self.dtype, device="cuda")
+        q = torch.full((b, self.hq, sq, self.d), poison, dtype=self.dtype, device=DEVICE)
+        k = torch.full((b, self.hkv, sk, self.d), poison, dtype=self.dtype, device=DEVICE)
+        v = torch.full((b, self.hkv, sk, self.dv), poison, dtype=self.dtype, device=DEVICE)
         cq, ck = self.cu_q.tolist(), self.cu_k.tolist()
         for i in range(b):
             q[i, :, sq - self.lq[i]:] = self.q[cq[i]:cq[i + 1]].transpose(0, 1)
             k[i, :, :self.lk[i]] = self.k[ck[i]:ck[i + 1]].transpose(0, 1)
             v[i, :, :self.lk[i]] = self.v[ck[i]:ck[i + 1]].transpose(0, 1)
-        nonpad = torch.tensor(self.lk, dtype=torch.int64, device="cuda")
+        nonpad = torch.tensor(self.lk, dtype=torch.int64, device=DEVICE)
         if rank == 3:
             q, k, v = (x.transpose(1, 2).reshape(b, x.shape[2], -1).contiguous() for x in (q, k, v))
         return q, k, v, nonpad
@@ -89,9 +100,9 @@ class Batch:
         """float64 (out [total_q, Hq, Dv], lse [Hq, total_q]); rows with no key: 0, -inf."""
         scale = scale if scale is not None else 1.0 / math.sqrt(self.d)
         rep = self.hq // self.hkv
-        out = torch.zeros(self.q.shape[0], self.hq, self.dv, dtype=torch.float64, device="cuda")
+        out = torch.zeros(self.q.shape[0], self.hq, self.dv, dtype=torch.float64, device=DEVICE)
         lse = torch.full((self.hq, self.q.shape[0]), -math.inf, dtype=torch.float64,
-                         device="cuda")
+                         device=DEVICE)
         cq, ck = self.cu_q.tolist(), self.cu_k.tolist()
         for b in range(len(self.lq)):
             lq, lk = self.lq[b], self.lk[b]
@@ -104,8 +115,8 @@ class Batch:
             if softcap:
                 s = softcap * torch.tanh(s / softcap)
             if causal:
-                i = torch.arange(lq, device="cuda")[:, None]
-                j = torch.arange(lk, device="cuda")[None, :]
+                i = torch.arange(lq, device=DEVICE)[:, None]
+                j = torch.arange(lk, device=DEVICE)[None, :]
                 s = s.masked_fill(j > i + (lk - lq), -math.inf)
             m = s.amax(-1, keepdim=True)
             m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
@@ -130,9 +141,50 @@ def _err(x, ref):
 
 
 def _fa2(batch, causal):
+    """FlashAttention-2 varlen as torch_anchors.py calls it: (out, lse, ...)."""
+    if not hasattr(torch.ops.aten, "_flash_attention_forward"):
+        pytest.skip("this PyTorch has no torch.ops.aten._flash_attention_forward (FA2)")
+    available = getattr(torch.backends.cuda, "is_flash_attention_available", lambda: True)
+    if not available():
+        pytest.skip("this PyTorch was built without FlashAttention-2")
     return torch.ops.aten._flash_attention_forward(
         batch.q, batch.k, batch.v, batch.cu_q, batch.cu_k, batch.max_q, batch.max_k, 0.0, causal,
         False, scale=1.0 / math.sqrt(batch.d))
+
+
+def _cpu_reference(batch, causal=False, softcap=0.0):
+    """The exact CPU packed reference's output (host tensor, [total_q, Hq, Dv])."""
+    if exact_ref.load() is None:
+        pytest.skip(f"no CPU reference library at {exact_ref.library_path()} "
+                    "(bazel build //python:liboppacked_ref_so; python/gpu_stage.sh stages it)")
+    q, k, v = (x.cpu().contiguous() for x in (batch.q, batch.k, batch.v))
+    cu_q, cu_k = batch.cu_q.cpu().contiguous(), batch.cu_k.cpu().contiguous()
+    out = torch.full((q.shape[0], batch.hq, batch.dv), float("nan"), dtype=batch.dtype)
+    code = {torch.float32: 1, torch.float16: 10, torch.bfloat16: 16}[batch.dtype]
+    desc = oppacked.attention_desc(
+        q_dtype=code, k_dtype=code, v_dtype=code, out_dtype=code, batch=len(batch.lq),
+        num_heads=batch.hq, kv_num_heads=batch.hkv, head_size=batch.d, v_head_size=batch.dv,
+        total_q=q.shape[0], total_kv=k.shape[0], max_seqlen_q=batch.max_q,
+        max_seqlen_kv=batch.max_k, is_causal=int(causal), softcap=softcap)
+    exact_ref.packed_attention(desc, cu_q.data_ptr(), cu_k.data_ptr(), q.data_ptr(), k.data_ptr(),
+                               v.data_ptr(), out.data_ptr())
+    return out
+
+
+def _inductor_unavailable():
+    """Why torch.compile's inductor cannot build a CUDA kernel here, or None.
+    Its Triton kernels' launcher is compiled at run time with gcc or clang
+    (or $CC) against Python.h (triton/runtime/build.py)."""
+    if importlib.util.find_spec("triton") is None:
+        return "inductor needs Triton, which is not installed"
+    if not (os.environ.get("CC") or shutil.which("gcc") or shutil.which("clang")):
+        return "Triton's launcher needs a C compiler (gcc, clang or $CC)"
+    scheme = sysconfig.get_default_scheme() if hasattr(sysconfig, "get_default_scheme") else None
+    scheme = "posix_prefix" if scheme in (None, "posix_local") else scheme
+    include = sysconfig.get_paths(scheme=scheme)["include"]
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        return f"Triton's launcher needs Python.h, not in {include} (python3-dev)"
+    return None
 
 
 def _bits_equal(a, b):
@@ -178,10 +230,45 @@ def test_exact_within_one_ulp_of_float64(dtype, causal, softcap):
     torch.testing.assert_close(lse[~none].double(), ref_lse[~none], atol=1e-5, rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "f32"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal,softcap", [(False, 0.0), (True, 0.0), (True, 5.0)])
+def test_exact_bitwise_equals_cpu_reference(dtype, d, causal, softcap):
+    # EXACT on the GPU == the exact CPU packed reference, bit for bit (L2), on GQA
+    # batches with empty sequences, rows that see no key and several key chunks.
+    b = Batch([3, 40, 0, 17, 64, 130], [1, 40, 5, 0, 70, 333], hq=8, hkv=2, d=d, dtype=dtype,
+              seed=20 + d)
+    out = b.run(causal=causal, softcap=softcap, algo="exact")
+    want = _cpu_reference(b, causal=causal, softcap=softcap)
+    assert _bits_equal(out.cpu(), want), _err(out.cpu(), want.double())
+
+
 def test_auto_is_fast_for_bf16():
     # AUTO on a bf16 D=128 batch takes the FAST kernel: bit-identical to algo="fast".
     b = Batch([10, 100], [20, 100], d=128, seed=2)
     assert _bits_equal(b.run(causal=True), b.run(causal=True, algo="fast"))
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+@pytest.mark.parametrize("d", [64, 128])
+def test_fast_sequence_alone_equals_batch_bitwise(dtype, d):
+    # FAST's contract (DESIGN.md section 4): a sequence alone gives the bits of its
+    # rows in the batch, output and LSE; the 2500-key sequence takes split-KV; the
+    # first rows of the 5-query, 3-key causal sequence see no key: zeros, LSE -inf.
+    b = Batch([5, 64, 40, 3, 1], [3, 80, 40, 2500, 1], hq=8, hkv=2, d=d, dtype=dtype, seed=30)
+    out, lse = b.run(causal=True, return_lse=True, algo="fast")
+    cq, ck = b.cu_q.tolist(), b.cu_k.tolist()
+    for i in range(len(b.lq)):
+        cu_q = torch.tensor([0, b.lq[i]], dtype=torch.int32, device="cuda")
+        cu_k = torch.tensor([0, b.lk[i]], dtype=torch.int32, device="cuda")
+        alone, alone_lse = oppacked.varlen_attention(
+            b.q[cq[i]:cq[i + 1]], b.k[ck[i]:ck[i + 1]], b.v[ck[i]:ck[i + 1]], cu_q, cu_k,
+            b.lq[i], b.lk[i], causal=True, return_lse=True, algo="fast")
+        assert _bits_equal(alone, out[cq[i]:cq[i + 1]]), i
+        assert _bits_equal(alone_lse, lse[:, cq[i]:cq[i + 1]]), i
+    assert bool((out[:2] == 0).all())
+    assert bool(torch.isinf(lse[:, :2]).all()) and bool((lse[:, :2] < 0).all())
+    assert bool(torch.isfinite(out).all())
 
 
 # --- one logical batch, three layouts
@@ -297,8 +384,9 @@ def test_opcheck_custom_ops():
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_torch_compile_fullgraph_bitwise(backend):
     # Under torch.compile(fullgraph=True) the op traces without a break and gives the eager bits.
-    if backend == "inductor" and not (shutil.which("gcc") or shutil.which("cc")):
-        pytest.skip("inductor's Triton launchers need a C compiler")
+    why = _inductor_unavailable() if backend == "inductor" else None
+    if why:
+        pytest.skip(why)
     b = Batch([5, 60], [5, 90], d=64, seed=9)
 
     def f(q, k, v, cu_q, cu_k):
