@@ -11,19 +11,20 @@
  *
  * Design (stages 1-3 of ../shared/FAST_KERNEL.md section 3: warp
  * specialisation, intra-warpgroup overlap, pingpong; a persistent grid
- * of one block per SM walking the items longest-first, statically).
+ * of one block per SM claiming the items, each sequence's longest first).
  * Tiles: a block owns the rows of BMT = BM / G whole query tokens of one
  * (sequence b, kv head hk): row r -> token t0 + r / G, head hk G + r % G
  * (GQA packing, as the flash kernel, but in whole tokens so that one TMA
  * box {64 columns, G heads, BMT tokens} lands the rows in order; rows
  * BMT G .. BM-1 are zeros, computed and never stored). Keys go in blocks of
  * BN from key 0 of the sequence, ascending.
- * Warps: 384 threads. Warpgroup 0 is the producer: it drops to 40 registers
- * and one lane issues every TMA (Q once per item; K_j and V_j into rings of
- * two stages, each buffer with a "full" mbarrier the TMA completes and an
- * "empty" one both consumers arrive on). Warpgroups 1 and 2 are consumers
- * (232 registers): consumer c owns rows 64 c .. 64 c + 63, and for key
- * block j issues together
+ * Warps: 384 threads. Warpgroup 0 is the producer: it drops to 56
+ * registers; its first warp claims the items (hop_claim) and its lane 0
+ * issues every TMA (Q once per item; K_j and V_j into rings of STAGES
+ * stages - 4 at DB 64, else 2 - each buffer with a "full" mbarrier the TMA
+ * completes and an "empty" one both consumers arrive on). Warpgroups 1 and
+ * 2 are consumers (224 registers): consumer c owns rows 64 c .. 64 c + 63,
+ * and for key block j issues together
  *   S_j = Q K_j^T          SS-wgmma m64nBNk16, D / 16 steps, Q and K from
  *                          shared memory
  *   O += P_{j-1} V_{j-1}   RS-wgmma m64nDBk16: P (rounded to the storage
@@ -52,12 +53,18 @@
  * layout or the batch. Split-KV: the split rows (kernels/flash_split.cuh,
  * the same rule) run on the flash split kernel of the same bucket
  * (OPP__FLASH_SPLIT_ENTRY), after this launch.
- * Work: items (m-block, sequence, kv head), the highest m-blocks (under
- * causal masking the longest) first; block i takes items i, i + grid, ...;
- * an item past its sequence's tokens ends at once.
+ * Work: items (m-block, sequence, kv head) in (sequence, kv head) pairs,
+ * each pair's highest m-blocks (under causal masking the longest) first.
+ * A grid of one block per SM claims them one at a time from a counter in
+ * the guard record, which the guard zeroes on every call (graph replays
+ * included); the producer's warp claims the next item while the consumers
+ * run the last key blocks of the current one, skipping m-blocks past the
+ * sequence's tokens (hop_claim), and hands it to the consumers with Q
+ * (its geometry in a shared slot, published by the q_full arrive). Which
+ * block runs an item, and when, never changes the item's arithmetic.
  * Pipelines: stage s of key block count `it` (running over the block's
- * items) is it % 2, its phase (it / 2) % 2; producer and consumers walk the
- * same items and blocks, so their counters agree.
+ * items) is it % STAGES, its phase (it / STAGES) % 2; producer and
+ * consumers walk the same items and blocks, so their counters agree.
  */
 #ifndef OPP_KERNELS_HOPPER_ATTENTION_CUH
 #define OPP_KERNELS_HOPPER_ATTENTION_CUH
@@ -80,9 +87,11 @@ template <int DB_, int BN_> struct hop_cfg {
     static constexpr uint32_t Q_BYTES = (uint32_t)BM * DB_ * 2; /* PANELS x BM x 128 B */
     static constexpr uint32_t KV_BYTES = (uint32_t)BN_ * DB_ * 2;
     static constexpr uint32_t Q_PANEL = (uint32_t)BM * 128, KV_PANEL = (uint32_t)BN_ * 128;
-    static constexpr uint32_t BAR_OFF = Q_BYTES + 4 * KV_BYTES; /* from the aligned base */
+    /* K and V rings of STAGES stages (a power of two: the counters wrap) */
+    static constexpr uint32_t STAGES = OPP__HOPPER_STAGES(DB_), STAGE_SHIFT = STAGES == 4 ? 2 : 1;
+    static constexpr uint32_t BAR_OFF = Q_BYTES + 2 * STAGES * KV_BYTES; /* from the aligned base */
     static constexpr size_t SMEM_BYTES = 1024 + (size_t)BAR_OFF + 256;
-    static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+    static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224;
 #ifndef OPP__HOPPER_PINGPONG
 #define OPP__HOPPER_PINGPONG 1
 #endif
@@ -92,9 +101,15 @@ template <int DB_, int BN_> struct hop_cfg {
 #ifndef OPP__HOPPER_PERSISTENT
 #define OPP__HOPPER_PERSISTENT 1
 #endif
-    /* a grid of one block per SM (else one block per item) */
+    /* a grid of one block per SM claiming items (else one block per item) */
     static constexpr bool PERSISTENT = OPP__HOPPER_PERSISTENT != 0;
+    /* DB 256: O *= alpha_j is applied at the next block, between issuing
+     * Q K_{j+1}^T and P_j V_j (under the first), not between the wait for
+     * P_{j-1} V_{j-1} and the next issue; the same operations on O in the
+     * same order either way */
+    static constexpr bool RESCALE_EARLY = DB_ > 128;
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
+    static_assert(STAGES == 2 || STAGES == 4, "a power of two, <= 4 (the mbarrier area)");
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
     static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 65536, "register file");
 };
@@ -117,13 +132,31 @@ struct hop_item {
     int32_t bcoord;  /* TMA batch coordinate (padded: b; packed: 0) */
 };
 
+/* Where item w is: sequence b, kv head hk, m-block mb. Index order: the
+ * (sequence, kv head) pairs in turn, each one's m-blocks highest first
+ * (under causal masking the longest first), so the blocks running at
+ * once mostly share one pair's keys and values in L2. */
+struct hop_where {
+    int32_t b, hk, mb;
+};
+
+__device__ __forceinline__ hop_where hop_where_of(const flash_args &a, int64_t w) {
+    const int64_t pair = w / a.n_mb;
+    hop_where at;
+    at.mb = (int32_t)(a.n_mb - 1 - (w - pair * a.n_mb));
+    at.b = (int32_t)(pair / a.hkv);
+    at.hk = (int32_t)(pair - (int64_t)at.b * a.hkv);
+    return at;
+}
+
+/* The geometry of the item at `at`; false when the m-block is past the
+ * sequence's tokens (of this launch). */
 template <class C>
-__device__ __forceinline__ bool hop_item_of(const flash_args &a, int64_t w, int32_t bmt,
+__device__ __forceinline__ bool hop_item_at(const flash_args &a, const hop_where &at, int32_t bmt,
                                             hop_item &it) {
-    const int64_t per = (int64_t)a.batch * a.hkv;
-    const int64_t mb = a.n_mb - 1 - w / per;
-    it.b = (int32_t)((w % per) / a.hkv);
-    it.hk = (int32_t)(w % a.hkv);
+    const int64_t mb = at.mb;
+    it.b = at.b;
+    it.hk = at.hk;
     if (a.cu_q != NULL) {
         const int32_t q0 = a.cu_q[it.b], k0 = a.cu_kv[it.b];
         it.lq = a.cu_q[it.b + 1] - q0;
@@ -152,13 +185,64 @@ __device__ __forceinline__ bool hop_item_of(const flash_args &a, int64_t w, int3
     return true;
 }
 
+/* Tokens of sequence b this launch runs (L_q minus its split tokens). */
+__device__ __forceinline__ int32_t hop_tokens(const flash_args &a, int64_t b) {
+    int32_t lq, lkv;
+    if (a.cu_q != NULL) {
+        lq = a.cu_q[b + 1] - a.cu_q[b];
+        lkv = a.cu_kv[b + 1] - a.cu_kv[b];
+    } else {
+        lq = a.q_seqlen;
+        lkv = (int32_t)a.nonpad[b];
+    }
+    return lq - (a.split_on ? flash_split_tokens(lq, lkv, a.g) : 0);
+}
+
+/* The next item of this block, the same on all 32 lanes of the producer's
+ * first warp, which all call it; a.items when none is left.
+ * PERSISTENT: claimed from the guard record's counter *ctr (zero at the
+ * start of the call) in hop_where_of's order, so a block that finishes
+ * early takes the next item. A pair's m-blocks past its sequence's tokens
+ * lead its run of items: a block that claims one raises the counter to the
+ * pair's first m-block with tokens (atomicMax; every item it passes is
+ * empty, so no block claims those) and claims again.
+ * Else (one block per item): blockIdx.x, once. */
+template <class C>
+__device__ int64_t hop_claim(const flash_args &a, int32_t bmt, unsigned long long *ctr,
+                             bool first) {
+    if (!C::PERSISTENT) {
+        return first ? (int64_t)blockIdx.x : a.items;
+    }
+    const int lane = threadIdx.x & 31;
+    for (;;) {
+        unsigned long long got = 0;
+        if (lane == 0) {
+            got = atomicAdd(ctr, 1ull);
+        }
+        const int64_t w = (int64_t)__shfl_sync(0xFFFFFFFFu, got, 0);
+        if (w >= a.items) {
+            return a.items;
+        }
+        const int64_t pair = w / a.n_mb;
+        const int64_t mb = a.n_mb - 1 - (w - pair * a.n_mb);
+        const int64_t nmb = ((int64_t)hop_tokens(a, pair / a.hkv) + bmt - 1) / bmt;
+        if (mb < nmb) {
+            return w;
+        }
+        if (lane == 0) {
+            atomicMax(ctr, (unsigned long long)(pair * a.n_mb + a.n_mb - nmb));
+        }
+    }
+}
+
 // --- the kernel
 
-/* grid.x blocks stride over a.items; rec: the guard record, read first. */
+/* grid.x blocks claim the items (hop_claim); rec: the guard record, read
+ * first, whose work_next is the claim counter. */
 template <int DT, class C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
-                            const opp__guard_record_t *rec) {
+                            opp__guard_record_t *rec) {
     if (rec->code != OPP_STATUS_SUCCESS) {
         return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
     }
@@ -169,12 +253,22 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     uint8_t *gbase = hop_smem_raw + (base - raw);
     const uint32_t sq = base, sk0 = base + C::Q_BYTES;
     const uint32_t bar = base + C::BAR_OFF;
-    /* mbarriers: q_full, q_empty, k_full[2], v_full[2], k_empty[2], v_empty[2] */
+    /* mbarriers: q_full, q_empty, k_full[S], v_full[S], k_empty[S], v_empty[S] */
     const uint32_t q_full = bar, q_empty = bar + 8;
     auto k_full = [&](uint32_t s) { return bar + 16 + 8 * s; };
-    auto v_full = [&](uint32_t s) { return bar + 32 + 8 * s; };
-    auto k_empty = [&](uint32_t s) { return bar + 48 + 8 * s; };
-    auto v_empty = [&](uint32_t s) { return bar + 64 + 8 * s; };
+    auto v_full = [&](uint32_t s) { return bar + 16 + 8 * C::STAGES + 8 * s; };
+    auto k_empty = [&](uint32_t s) { return bar + 16 + 16 * C::STAGES + 8 * s; };
+    auto v_empty = [&](uint32_t s) { return bar + 16 + 24 * C::STAGES + 8 * s; };
+    /* the stage of key block count i and its phase */
+    auto stage = [](uint32_t i) { return i & (C::STAGES - 1); };
+    auto phase = [](uint32_t i) { return (i >> C::STAGE_SHIFT) & 1; };
+    /* the item handed over with q_full, two slots of 8 int32 (qn % 2):
+     *   b, hk, nkb (-1: no tokens, -2: no item left), kfull, lq, lkv, t0, ntok
+     * The consumers read the fields when they need them, not keeping them
+     * in registers; a slot holds until the item after next is handed over
+     * (that waits for q_empty of the next item, which each consumer's
+     * thread 0 arrives on after the consumer's last read of this slot) */
+    const uint32_t slot = bar + 192; /* after 16 + 32 STAGES bytes of mbarriers */
     auto sk = [&](uint32_t s) { return sk0 + s * 2 * C::KV_BYTES; };
     auto sv = [&](uint32_t s) { return sk0 + s * 2 * C::KV_BYTES + C::KV_BYTES; };
     const int32_t g = a.g;
@@ -188,7 +282,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     if (tid == 0) {
         hop_mbar_init(q_full, 1);
         hop_mbar_init(q_empty, 2);
-        for (uint32_t s = 0; s < 2; ++s) {
+        for (uint32_t s = 0; s < C::STAGES; ++s) {
             hop_mbar_init(k_full(s), 1);
             hop_mbar_init(v_full(s), 1);
             hop_mbar_init(k_empty(s), 2);
@@ -201,28 +295,55 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
 
     const int wg = tid / 128;
     if (wg == 0) {
-        // ---- producer: one lane issues every load
+        // ---- producer: warp 0 claims the items, its lane 0 issues every load
         hop_regs_dec<C::PRODUCER_REGS>();
+        if (tid >= 32) {
+            return;
+        }
         if (tid == 0) {
             hop_tma_prefetch(&maps.q);
             hop_tma_prefetch(&maps.k);
             hop_tma_prefetch(&maps.v);
-            const uint32_t q_box = (uint32_t)C::PANELS * 128u * (uint32_t)(bmt * g);
-            uint32_t it = 0, qn = 0;
-            for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
-                hop_item t;
-                if (!hop_item_of<C>(a, w, bmt, t) || t.nkb == 0) {
-                    continue; /* the consumers skip it alike */
-                }
+        }
+        const uint32_t q_box = (uint32_t)C::PANELS * 128u * (uint32_t)(bmt * g);
+        uint32_t it = 0, qn = 0;
+        unsigned long long *ctr = (unsigned long long *)&rec->work_next; /* 64-bit alike */
+        int64_t w = hop_claim<C>(a, bmt, ctr, true);
+        for (;;) {
+            hop_where at = {0, 0, -1};
+            if (w < a.items) {
+                at = hop_where_of(a, w);
+            }
+            hop_item t;
+            const bool has = at.mb >= 0 && hop_item_at<C>(a, at, bmt, t);
+            const bool loads = has && t.nkb > 0;
+            if (tid == 0) {
+                /* hand the item over: its index in slot qn % 2, then Q (or,
+                 * with nothing to load, a plain arrive) completes q_full */
                 hop_mbar_wait(q_empty, (qn & 1) ^ 1);
-                hop_mbar_expect_tx(q_full, q_box);
-                for (int p = 0; p < C::PANELS; ++p) {
-                    hop_tma_load_4d(sq + p * C::Q_PANEL, &maps.q, q_full, p * 64, t.hk * g,
-                                    t.q_row0 + (int32_t)t.t0, t.bcoord);
+                const uint32_t sa = slot + 32 * (qn & 1);
+                hop_st_shared_v4(sa, at.b, at.hk, w >= a.items ? -2 : (has ? t.nkb : -1),
+                                 has ? t.kfull : 0);
+                if (has) {
+                    hop_st_shared_v4(sa + 16, t.lq, t.lkv, (int32_t)t.t0, t.ntok);
                 }
-                ++qn;
+                if (loads) {
+                    hop_mbar_expect_tx(q_full, q_box);
+                    for (int p = 0; p < C::PANELS; ++p) {
+                        hop_tma_load_4d(sq + p * C::Q_PANEL, &maps.q, q_full, p * 64, t.hk * g,
+                                        t.q_row0 + (int32_t)t.t0, t.bcoord);
+                    }
+                } else {
+                    hop_mbar_arrive(q_full);
+                }
+            }
+            ++qn;
+            if (w >= a.items) {
+                return; /* the consumers read the end from the slot */
+            }
+            if (loads && tid == 0) {
                 for (int32_t j = 0; j < t.nkb; ++j, ++it) {
-                    const uint32_t s = it & 1, ph = (it >> 1) & 1;
+                    const uint32_t s = stage(it), ph = phase(it);
                     const int32_t row = t.kv_row0 + j * C::BN;
                     hop_mbar_wait(k_empty(s), ph ^ 1);
                     hop_mbar_expect_tx(k_full(s), C::KV_BYTES);
@@ -238,8 +359,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     }
                 }
             }
+            /* the next claim: under the consumers' last key blocks */
+            w = hop_claim<C>(a, bmt, ctr, false);
         }
-        return;
     }
 
     // ---- consumers
@@ -255,10 +377,23 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         hop_bar_arrive(2, 256); /* consumer 0 issues its matrix products first */
     }
     uint32_t it = 0, qn = 0;
-    for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
-        hop_item t;
-        if (!hop_item_of<C>(a, w, bmt, t)) {
-            continue;
+    for (;;) {
+        hop_mbar_wait(q_full, qn & 1);
+        const uint32_t sa = slot + 32 * (qn & 1);
+        ++qn;
+        const int32_t nkb = hop_ld_shared_v4(sa).z;
+        if (nkb == -2) {
+            break;
+        }
+        if (nkb <= 0) {
+            /* no Q was loaded: free the slot once every consumer read it */
+            hop_bar_sync(1, 256);
+            if ((ctid & 127) == 0) {
+                hop_mbar_arrive(q_empty);
+            }
+            if (nkb < 0) {
+                continue;
+            }
         }
         float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
         float o[C::DB / 2];
@@ -271,13 +406,17 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
 
         /* S = Q K^T of the block in stage s: issued, not waited for */
         auto issue_qk = [&](uint32_t s) {
+            /* the descriptors are built here, at each issue (a few integer
+             * operations under the products), not hoisted out of the loops
+             * into registers the accumulators need */
+            uint32_t qb = sq + c * 64 * 128, kb = sk(s);
+            hop_fence_reg(qb);
+            hop_fence_reg(kb);
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < C::DB / 16; ++ks) {
-                const uint64_t da =
-                    hop_desc(sq + (ks / 4) * C::Q_PANEL + c * 64 * 128 + (ks % 4) * 32, 16, 1024);
-                const uint64_t db =
-                    hop_desc(sk(s) + (ks / 4) * C::KV_PANEL + (ks % 4) * 32, 16, 1024);
+                const uint64_t da = hop_desc(qb + (ks / 4) * C::Q_PANEL + (ks % 4) * 32, 16, 1024);
+                const uint64_t db = hop_desc(kb + (ks / 4) * C::KV_PANEL + (ks % 4) * 32, 16, 1024);
                 if constexpr (C::BN == 128) {
                     wgmma_ss_n128<DT>(sc, da, db, ks > 0 ? 1 : 0);
                 } else {
@@ -288,10 +427,12 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         };
         /* O += P V of the block in stage s: issued, not waited for */
         auto issue_pv = [&](uint32_t s) {
+            uint32_t vb = sv(s);
+            hop_fence_reg(vb);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < C::BN / 16; ++kk) {
-                const uint64_t db = hop_desc(sv(s) + kk * 2048, C::KV_PANEL, 1024);
+                const uint64_t db = hop_desc(vb + kk * 2048, C::KV_PANEL, 1024);
                 if constexpr (C::DB == 64) {
                     wgmma_rs_n64<DT>(o, pa[kk], db, 1);
                 } else if constexpr (C::DB == 128) {
@@ -332,11 +473,14 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     sc[i] = a.cap_log2 * flash_tanh(sc[i] * a.cap_scale);
                 }
             }
-            if ((int64_t)(j + 1) * C::BN > t.kfull) { /* a key some row must not see */
+            if ((int64_t)(j + 1) * C::BN >
+                hop_ld_shared_v4(sa).w) {                   /* a key some row must not see */
+                const int4 geo = hop_ld_shared_v4(sa + 16); /* lq, lkv, t0 */
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     const int32_t kend =
-                        flash_key_end(causal, t.t0 + (rbase + 8 * h) / g, t.lq, t.lkv) - j * C::BN;
+                        flash_key_end(causal, (int64_t)geo.z + (rbase + 8 * h) / g, geo.x, geo.y) -
+                        j * C::BN;
 #pragma unroll
                     for (int n = 0; n < C::BN / 8; ++n) {
 #pragma unroll
@@ -373,6 +517,18 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 l[h] = l[h] * alpha[h] + sum;
             }
         };
+        /* O *= alpha (skipped when every row of the warp keeps its max) */
+        auto rescale_o = [&](const float(&alpha)[2]) {
+            if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+#pragma unroll
+                for (int n = 0; n < C::DB / 8; ++n) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        o[4 * n + e] *= alpha[e / 2];
+                    }
+                }
+            }
+        };
         auto pack_p = [&]() {
 #pragma unroll
             for (int kk = 0; kk < C::BN / 16; ++kk) {
@@ -383,12 +539,10 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             }
         };
 
-        if (t.nkb > 0) {
-            hop_mbar_wait(q_full, qn & 1);
-            ++qn;
+        if (nkb > 0) {
             /* block 0: S, softmax, P */
             {
-                const uint32_t s = it & 1, ph = (it >> 1) & 1;
+                const uint32_t s = stage(it), ph = phase(it);
                 hop_mbar_wait(k_full(s), ph);
                 if (C::PINGPONG) {
                     hop_bar_sync(2 + c, 256);
@@ -401,7 +555,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 fence_s();
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(k_empty(s));
-                    if (t.nkb == 1) {
+                    if (nkb == 1) {
                         hop_mbar_arrive(q_empty); /* Q is read no more */
                     }
                 }
@@ -409,17 +563,21 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 softmax(0, alpha); /* O is 0: no rescale */
                 pack_p();
             }
+            float pend[2] = {1.0f, 1.0f}; /* RESCALE_EARLY: alpha not yet applied to O */
             /* block j: S_j = Q K_j^T and O += P_{j-1} V_{j-1} in flight together,
              * the softmax of S_j under the second; then O *= alpha_j, P_j */
-            for (int32_t j = 1; j < t.nkb; ++j) {
+            for (int32_t j = 1; j < nkb; ++j) {
                 const uint32_t cur = it + j, prev = cur - 1;
-                const uint32_t s = cur & 1, ph = (cur >> 1) & 1;
-                const uint32_t sp = prev & 1, php = (prev >> 1) & 1;
+                const uint32_t s = stage(cur), ph = phase(cur);
+                const uint32_t sp = stage(prev), php = phase(prev);
                 hop_mbar_wait(k_full(s), ph);
                 if (C::PINGPONG) {
                     hop_bar_sync(2 + c, 256);
                 }
                 issue_qk(s);
+                if constexpr (C::RESCALE_EARLY) {
+                    rescale_o(pend); /* alpha_{j-1}, under Q K_j^T */
+                }
                 hop_mbar_wait(v_full(sp), php);
                 issue_pv(sp);
                 if (C::PINGPONG) {
@@ -429,7 +587,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 fence_s();
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(k_empty(s));
-                    if (j == t.nkb - 1) {
+                    if (j == nkb - 1) {
                         /* the item's last S retired: Q is free, so the next
                          * item's Q loads under this P V, softmax and epilogue */
                         hop_mbar_arrive(q_empty);
@@ -442,23 +600,24 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(v_empty(sp));
                 }
-                if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
-#pragma unroll
-                    for (int n = 0; n < C::DB / 8; ++n) {
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) {
-                            o[4 * n + e] *= alpha[e / 2];
-                        }
-                    }
+                if constexpr (C::RESCALE_EARLY) {
+                    pend[0] = alpha[0];
+                    pend[1] = alpha[1];
+                } else {
+                    rescale_o(alpha);
                 }
                 pack_p();
             }
             /* the last block's P V; its V rows past L_kv become zeros first */
             {
-                const uint32_t last = it + t.nkb - 1;
-                const uint32_t s = last & 1, ph = (last >> 1) & 1;
+                const uint32_t last = it + nkb - 1;
+                const uint32_t s = stage(last), ph = phase(last);
                 hop_mbar_wait(v_full(s), ph);
-                const int32_t left = t.lkv - (t.nkb - 1) * C::BN; /* keys of the sequence */
+                if constexpr (C::RESCALE_EARLY) {
+                    rescale_o(pend);
+                }
+                /* keys of the sequence in the last block */
+                const int32_t left = hop_ld_shared_v4(sa + 16).y - (nkb - 1) * C::BN;
                 if (left < C::BN) {
                     /* rows left .. BN-1: another sequence's values or padding;
                      * whole 128-byte rows, so the swizzle does not matter */
@@ -478,19 +637,21 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     hop_mbar_arrive(v_empty(s));
                 }
             }
-            it += t.nkb;
+            it += nkb;
         }
 
         /* epilogue: O / l and LSE; only rows of the sequence, columns < Dv */
+        const int4 who = hop_ld_shared_v4(sa), geo = hop_ld_shared_v4(sa + 16);
+        const int32_t tb = who.x, thk = who.y, t0 = geo.z, ntok = geo.w;
         int64_t ob, lse_base;
         if (a.cu_q != NULL) {
-            ob = (int64_t)a.cu_q[t.b] * a.out.row;
-            lse_base = a.cu_q[t.b];
+            ob = (int64_t)a.cu_q[tb] * a.out.row;
+            lse_base = a.cu_q[tb];
         } else {
-            ob = (int64_t)t.b * a.out.batch;
-            lse_base = (int64_t)t.b * a.lse_batch;
+            ob = (int64_t)tb * a.out.batch;
+            lse_base = (int64_t)tb * a.lse_batch;
         }
-        uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)t.hk * g * a.out.head;
+        uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)thk * g * a.out.head;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             float sum = l[h];
@@ -498,8 +659,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
             const int32_t r = rbase + 8 * h;
             const int32_t tt = r / g, hg = r - tt * g;
-            const int64_t tok = t.t0 + tt;
-            if (tt >= bmt || tok >= t.ntok) {
+            const int64_t tok = (int64_t)t0 + tt;
+            if (tt >= bmt || tok >= ntok) {
                 continue;
             }
             const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
@@ -516,7 +677,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 const float lse = sum > 0.0f
                                       ? (__fmul_rn(m[h], sl) + __log2f(sum)) * 0.69314718055994531f
                                       : -INFINITY;
-                a.lse[lse_base + (int64_t)(t.hk * g + hg) * a.lse_head + tok] = lse;
+                a.lse[lse_base + (int64_t)(thk * g + hg) * a.lse_head + tok] = lse;
             }
         }
     }
@@ -615,7 +776,7 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
     const int32_t bmt = C::BM / a.g;
     a.n_mb = ((int64_t)p->max_seqlen_q + bmt - 1) / bmt;
     a.items = a.n_mb * a.batch * a.hkv;
-    const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
+    opp__guard_record_t *rec = (opp__guard_record_t *)plan->guard_record;
     if (a.items > 0) {
         hop_encode_fn enc = NULL;
         OPP_TRY(hop_encoder(&enc));
@@ -633,9 +794,8 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
         static int smem_set[64];
         OPP_TRY(
             flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
-        /* persistent: one block per SM walks items w, w + grid, ... (the
-         * longest first), so a block's next Q and K/V load under its
-         * epilogue; the order never changes a row's arithmetic */
+        /* persistent: one block per SM claims the items (the longest
+         * first), so a block's next Q and K/V load under its epilogue */
         int64_t cap = 0x7FFFFFFF;
         if (C::PERSISTENT) {
             int sms = 0;

@@ -68,6 +68,24 @@ __device__ __forceinline__ void hop_tma_prefetch(const void *tmap) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmap) : "memory");
 }
 
+// --- shared memory words (32-bit shared addresses: no generic pointer)
+
+__device__ __forceinline__ void hop_st_shared_v4(uint32_t addr, int32_t x, int32_t y, int32_t z,
+                                                 int32_t w) {
+    asm volatile("st.shared.v4.s32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(x), "r"(y), "r"(z),
+                 "r"(w)
+                 : "memory");
+}
+
+__device__ __forceinline__ int4 hop_ld_shared_v4(uint32_t addr) {
+    int4 v;
+    asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+
 // --- fences and barriers
 
 /* Orders this thread's generic-proxy shared-memory writes before later

@@ -107,12 +107,18 @@
     X(flash_bf16_d256, FAST, BF16, 256, 8, 80, 128, 64, 256, OPP__FLASH_SMEM_BYTES(256, 128, 64))  \
     X(flash_f16_d256_bm64, FAST, F16, 256, 8, 80, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32)) \
     X(flash_bf16_d256_bm64, FAST, BF16, 256, 8, 80, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32))
+/* Stages of the Hopper kernel's K and V rings: 4 at D <= 64 (short key
+ * blocks: more loads in flight), else 2 (what fits). */
+#ifndef OPP__HOPPER_STAGES_D64
+#define OPP__HOPPER_STAGES_D64 4
+#endif
+#define OPP__HOPPER_STAGES(DB) ((DB) <= 64 ? OPP__HOPPER_STAGES_D64 : 2)
 /* Shared memory of the Hopper kernel: 1024 bytes of alignment slack, Q
- * [BM][DB], two stages of K and V [BN][DB] (16-bit, 128-byte-swizzled
- * panels of 64 columns), 256 bytes of mbarriers
- * (kernels/hopper_attention.cuh asserts its template agrees). */
+ * [BM][DB], OPP__HOPPER_STAGES(DB) stages of K and V [BN][DB] (16-bit,
+ * 128-byte-swizzled panels of 64 columns), 256 bytes of mbarriers and
+ * item slots (kernels/hopper_attention.cuh asserts its template agrees). */
 #define OPP__HOPPER_SMEM_BYTES(DB, BM, BN) \
-    ((size_t)1280 + ((size_t)(BM) + 4 * (size_t)(BN)) * (DB)*2)
+    ((size_t)1280 + ((size_t)(BM) + 2 * OPP__HOPPER_STAGES(DB) * (size_t)(BN)) * (DB)*2)
 
 /* The FAST Hopper kernel (kernels/hopper_attention.cuh: TMA loads, wgmma,
  * one producer warp and two consumer warpgroups of 64 rows each), compute
@@ -131,11 +137,19 @@
     X(hopper_f16_d256, FAST, F16, 256, 8, 90, 128, 64, 384, OPP__HOPPER_SMEM_BYTES(256, 128, 64)) \
     X(hopper_bf16_d256, FAST, BF16, 256, 8, 90, 128, 64, 384, OPP__HOPPER_SMEM_BYTES(256, 128, 64))
 
-#define OPP__FAST_KERNELS(X)                                                           \
-    OPP__HOPPER_D64_KERNELS(X)                                                         \
-    OPP__HOPPER_D128_KERNELS(X) OPP__HOPPER_D256_KERNELS(X) OPP__FLASH_D32_KERNELS(X)  \
-        OPP__FLASH_D64_KERNELS(X) OPP__FLASH_D96_KERNELS(X) OPP__FLASH_D128_KERNELS(X) \
-            OPP__FLASH_D192_KERNELS(X) OPP__FLASH_D256_KERNELS(X)
+/* one bucket a line (clang-format's layout of this macro is not stable) */
+// clang-format off
+#define OPP__FAST_KERNELS(X)   \
+    OPP__HOPPER_D64_KERNELS(X)  \
+    OPP__HOPPER_D128_KERNELS(X) \
+    OPP__HOPPER_D256_KERNELS(X) \
+    OPP__FLASH_D32_KERNELS(X)   \
+    OPP__FLASH_D64_KERNELS(X)   \
+    OPP__FLASH_D96_KERNELS(X)   \
+    OPP__FLASH_D128_KERNELS(X)  \
+    OPP__FLASH_D192_KERNELS(X)  \
+    OPP__FLASH_D256_KERNELS(X)
+// clang-format on
 
 /* Split-KV of the FAST rows with DMAX <= OPP__SPLIT_DMAX
  * (kernels/flash_split.cuh): in every sequence whose L_kv exceeds

@@ -66,7 +66,11 @@ typedef struct opp__guard_record {
     int64_t value;
     int64_t other;
     int64_t limit;
-    int64_t padding[26];
+    /* the work counter of the persistent FAST kernels (the next item a block
+     * claims, kernels/hopper_attention.cuh): zero when the guard wrote the
+     * record, so each call starts from item 0 (graph replays too) */
+    uint64_t work_next;
+    int64_t padding[25];
 } opp__guard_record_t;
 
 /*! opp__varlen_guard_launch() :
