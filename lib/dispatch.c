@@ -79,6 +79,20 @@ static int strides_aligned(const opp__problem_t *p, int32_t align) {
     return 1;
 }
 
+/* 1 if every stride of q, k and v is below 2^40 bytes at 16 bits per element:
+ * the limit of a TMA tensor map, through which the SM 90 rows load them
+ * (a larger stride, which validation accepts, takes a flash row). */
+static int tma_strides_fit(const opp__problem_t *p) {
+    const int64_t limit = ((int64_t)1 << 40) / 2;
+    const opp__tensor_t *t[3] = {&p->q, &p->k, &p->v};
+    for (int i = 0; i < 3; ++i) {
+        if (t[i]->row >= limit || t[i]->head >= limit || t[i]->batch >= limit) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* 1 if row r's code runs on compute capability sm (0: some architecture):
  * an SM 90 row (sm_90a code) only on 9.0. Shared memory is checked apart. */
 static int row_runs_on(const opp__kernel_row_t *r, int32_t sm) {
@@ -99,7 +113,7 @@ static step_t row_step(const opp__kernel_row_t *r, const opp__problem_t *p, int3
     if (p->batch > 0 && !strides_aligned(p, r->align)) {
         return STEP_STRIDE;
     }
-    if (r->sm == 90 && (!row_runs_on(r, sm) || p->a.g > r->bm)) {
+    if (r->sm == 90 && (!row_runs_on(r, sm) || p->a.g > r->bm || !tma_strides_fit(p))) {
         return STEP_VARIANT;
     }
     if (sm != 0 && r->smem_bytes > opp__arch_smem_limit(sm)) {

@@ -108,7 +108,8 @@ static const char *query(const opp_attention_desc_t *d, int32_t sm) {
 
 /* FAST rows: the smallest bucket that holds D and Dv - on 9.0 the Hopper
  * rows' (64, 128, 256), elsewhere the flash rows', with the 99 KB tiles on
- * sm_86 / sm_89; G > 128 leaves the Hopper rows for the flash rows; AUTO
+ * sm_86 / sm_89; G > 128 or a stride of 2^40 bytes leaves the Hopper rows
+ * for the flash rows; AUTO
  * takes FAST where it serves and EXACT elsewhere. */
 static void test_fast_rows_and_auto(void **state) {
     (void)state;
@@ -121,6 +122,12 @@ static void test_fast_rows_and_auto(void **state) {
     d.kv_num_heads = 1; /* G = 256 > BM */
     assert_string_equal(query(&d, 90), "flash_bf16_d128");
     d.kv_num_heads = 2; /* G = 128 */
+    assert_string_equal(query(&d, 90), "hopper_bf16_d128");
+    /* a row stride of 2^40 bytes or more has no TMA tensor map: a flash row */
+    d = packed_desc(OPP_DTYPE_BF16, 128, 0, OPP_ALGO_FAST);
+    d.k_row_stride = ((int64_t)1 << 39);
+    assert_string_equal(query(&d, 90), "flash_bf16_d128");
+    d.k_row_stride = ((int64_t)1 << 39) - 8;
     assert_string_equal(query(&d, 90), "hopper_bf16_d128");
     d = packed_desc(OPP_DTYPE_F16, 256, 0, OPP_ALGO_FAST);
     assert_string_equal(query(&d, 90), "hopper_f16_d256");
