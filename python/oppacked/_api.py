@@ -176,14 +176,22 @@ class _Framework:
         return int(self.cai_stream) if self.cai_stream is not None else 0
 
     def empty(self, name, shape, dtype):
-        """An uninitialised array of the caller's framework, with its view."""
-        if self.alloc_kind == "torch":
+        """An uninitialised array of the caller's framework, with its view. CuPy
+        has no bfloat16: bf16 arrays come from PyTorch then, when it is there."""
+        kind = self.alloc_kind
+        if kind == "cupy" and _arrays.ONNX_NAMES[dtype] == "bfloat16":
+            if not ("torch" in sys.modules or _importable("torch")):
+                _lib.fail(_lib.NOT_SUPPORTED_FEATURE,
+                          f"cannot allocate {name}: CuPy has no bfloat16 and PyTorch is not "
+                          "importable; pass out=")
+            kind = "torch"
+        if kind == "torch":
             import torch
 
             tdtype = getattr(torch, _arrays.ONNX_NAMES[dtype])
             dev = torch.device("cuda", self.device) if self.device is not None else "cuda"
             return _arrays.view(name, torch.empty(shape, dtype=tdtype, device=dev))
-        if self.alloc_kind == "cupy":
+        if kind == "cupy":
             import cupy
 
             return _arrays.view(name, cupy.empty(shape, dtype=_arrays.ONNX_NAMES[dtype]))
