@@ -8,11 +8,14 @@
 #                                            memcheck and racecheck (20 batches each,
 #                                            lengths capped at 160, 4 graph replays,
 #                                            2 concurrent and 4 repeated runs)
-#   bash stage/run_all.sh --sanitize-full  + compute-sanitizer memcheck, racecheck, synccheck
-#                                            and initcheck at FULL length (issue 12 item 8),
-#                                            in one device command of ~3-4 minutes (estimated;
-#                                            each step prints its seconds):
-#                                            (b) tests/device_guard_test under each tool:
+#   bash stage/run_all.sh --sanitize-full  + compute-sanitizer memcheck, initcheck, synccheck
+#                                            and racecheck at FULL length (issue 12 item 8)
+#                                            in one device command of ~3 minutes (the
+#                                            seconds after each step: measured on an H200
+#                                            on 2026-12-03, "est." where not measured; each
+#                                            step prints its own):
+#                                            (b) tests/device_guard_test under each tool,
+#                                               every kernel checked (2, 2, 1, 12 s):
 #                                               adversarial device cu_seqlens (negative,
 #                                               decreasing, past the total, above max_seqlen,
 #                                               INT32_MIN / INT32_MAX) at full-size extents,
@@ -21,19 +24,44 @@
 #                                               (--impl exact,fast --reps 1 --warmup 0
 #                                               --max-seconds-per-impl 0.001: exact, FAST and the
 #                                               cuBLAS reference run once each, validated):
-#                                               memcheck and initcheck on the san_* workloads
-#                                               (lengths up to 4096 / 20000 keys, every kernel
-#                                               path), racecheck and synccheck on the san_rs_*
-#                                               ones (one full-length sequence per path);
-#                                               cuBLAS's GEMM kernels run unchecked under
-#                                               racecheck, synccheck, initcheck (they are not
-#                                               ours; --kernel-name-exclude kns=gemm).
-#                                            Per step a timeout (--san-timeout S, default 150),
-#                                            the whole pass a budget (--san-budget S, default
-#                                            540): a step past it is reported "not run" (a
-#                                            failure). Log: sanitize_full.log; each step ends
-#                                            "clean" only with exit 0 and the tool's summary
-#                                            of 0 errors / 0 hazards.
+#                                               1. memcheck, the san_* set (lengths up to 4096 /
+#                                                  20000 keys, every kernel path), every kernel
+#                                                  checked, the reference's and cuBLAS's too (19 s);
+#                                               2. the filter canary: initcheck on our kernels
+#                                                  minus the guard kernel, on san_rsx_f32: the EXACT
+#                                                  kernel's first read, of the guard record the
+#                                                  unchecked guard wrote, must be reported (exit
+#                                                  86), else the filter of 3-5 reaches none of our
+#                                                  kernels and they would pass vacuously (est. 3 s);
+#                                               3. initcheck, the san_* set (est. 20 s), and
+#                                               4. synccheck, the san_* set (est. 15 s), both on
+#                                                  the library's kernels only (--kernel-name
+#                                                  kns=opp__guard_record: every attention kernel
+#                                                  takes the guard record). initcheck must filter
+#                                                  so: it does not see the writes of a kernel it
+#                                                  skips, and with cuBLAS skipped the reference's
+#                                                  every read of cuBLAS's scores was an
+#                                                  "uninitialized" report - the H200 step ran out
+#                                                  of time on them;
+#                                               5. racecheck, the library's kernels: the san_rsx_*
+#                                                  set with EXACT (shorter multi-tile sequences,
+#                                                  1/66 of san_rs_causal_bf16's EXACT work; est.
+#                                                  20 s), then each san_rs_* workload (one
+#                                                  full-length sequence per FAST path) as its own
+#                                                  step with EXACT unchecked (--kernel-name-exclude
+#                                                  kns=exact_attention_kernel; est. 10-20 s each).
+#                                                  On the H200, racecheck with EXACT (and the
+#                                                  reference) checked did not finish
+#                                                  san_rs_causal_bf16 in 140 s: its EXACT run
+#                                                  alone issues ~6e9 shared-memory loads.
+#                                            A timeout per step, ~4-6x its seconds above (30 to
+#                                            90 s; --san-timeout S sets every step's), a budget
+#                                            for the pass (--san-budget S, default 420): a step
+#                                            that would start past it is reported "not run" (a
+#                                            failure). Log: sanitize_full.log (each step's
+#                                            compute-sanitizer options in its header line); a
+#                                            step is "clean" only with exit 0 and the tool's
+#                                            summary of 0 errors / 0 hazards.
 #                                            Device command: bash stage/run_all.sh --no-tests
 #                                            --sanitize-full
 #   bash stage/run_all.sh --bench          + the benchmark, in this order (bench/README.md):
@@ -89,7 +117,7 @@ ROOT=$(dirname "$STAGE")
 cd "$ROOT" || exit 2
 
 do_tests=1 do_sanitize=0 do_bench=0 do_oppcheck=0 only="" bench_args="" per_bin_timeout=300
-do_sanitize_full=0 san_timeout=150 san_budget=540 tests_only=""
+do_sanitize_full=0 san_timeout="" san_budget=420 tests_only=""
 do_anchors=1 do_accuracy=1 do_sweep=1 sweep_only="" sweep_args=""
 do_decode=1 decode_only="" decode_args=""
 while [ $# -gt 0 ]; do
@@ -265,25 +293,35 @@ if [ $do_sanitize -eq 1 ]; then
 fi
 
 # --- compute-sanitizer at full length (issue 12 item 8; see the header)
-# san_step TOOL LABEL CMD...: one sanitizer run under --san-timeout, into
-# sanitize_full.log; "clean" needs exit 0 and the tool's summary of zero.
+# san_step TOOL LABEL TIMEOUT [SANITIZER OPTIONS...] -- CMD...: one sanitizer
+# run of at most TIMEOUT seconds (--san-timeout S replaces every step's),
+# into sanitize_full.log. "clean" needs exit 0 and the tool's summary of
+# zero. With san_expect set (a grep -E pattern of kernel names) the step is
+# a canary instead: it passes only with the tool's error exit (86) and a
+# report "at" one of those kernels.
 san_step() {
-    local tool=$1 label=$2 start rc secs summary p f s excl=()
-    shift 2
+    local tool=$1 label=$2 limit=$3 start rc secs summary p f s opts=()
+    shift 3
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        opts+=("$1")
+        shift
+    done
+    shift
+    [ -z "$san_timeout" ] || limit=$san_timeout
     if [ $(($(date +%s) - san_t0)) -ge "$san_budget" ]; then
         note "sanitize-full $tool $label: not run (the --san-budget of $san_budget s is spent)"
         status=1
         return
     fi
-    [ "$tool" = memcheck ] || excl=(${san_exclude[@]+"${san_exclude[@]}"})
     local one=$TEST_TMPDIR/san_full.$tool.$label.log
-    echo "==================== $tool $label: $*" >>"$LOG/sanitize_full.log"
+    echo "==================== $tool $label (timeout $limit s): compute-sanitizer --tool $tool" \
+        "${opts[*]+${opts[*]} }$*" >>"$LOG/sanitize_full.log"
     start=$(date +%s)
     if command -v timeout >/dev/null; then
-        timeout -k 10 "$san_timeout" "$SAN" --tool "$tool" --error-exitcode 86 \
-            ${excl[@]+"${excl[@]}"} "$@" >"$one" 2>&1
+        timeout -k 10 "$limit" "$SAN" --tool "$tool" --error-exitcode 86 \
+            ${opts[@]+"${opts[@]}"} "$@" >"$one" 2>&1
     else
-        "$SAN" --tool "$tool" --error-exitcode 86 ${excl[@]+"${excl[@]}"} "$@" >"$one" 2>&1
+        "$SAN" --tool "$tool" --error-exitcode 86 ${opts[@]+"${opts[@]}"} "$@" >"$one" 2>&1
     fi
     rc=$?
     secs=$(($(date +%s) - start))
@@ -295,7 +333,7 @@ san_step() {
         read -r p f s < <(count "$one" "$rc")
         extra="; $p passed, $f failed, $s skipped; $(grep -c -- '-> BAD_PARAM_' "$one") guard findings"
         ;;
-    oppbench*)
+    oppbench* | filter_canary)
         # oppbench's own last line, "N workloads, N validated, N FAILED" (a
         # count of lines containing FAILED would count that line itself).
         local last
@@ -303,15 +341,30 @@ san_step() {
         extra="; $(grep -c '^  validation (first runs' "$one") workloads ran; ${last:-no oppbench summary line}"
         ;;
     esac
+    local what="failed or crashed"
+    [ $rc -eq 86 ] && what="sanitizer errors"
+    [ $rc -eq 124 ] && what="timed out after $limit s"
+    if [ -n "${san_expect:-}" ]; then
+        local hits
+        hits=$(grep -cE "^=+ +at .*($san_expect)" "$one")
+        if [ $rc -eq 86 ] && [ "$hits" -gt 0 ]; then
+            note "sanitize-full $tool $label: ok (exit 86 as planted: $hits printed reports at our" \
+                "kernels; ${summary:-no summary}; $secs s$extra)"
+        else
+            status=1
+            [ $rc -eq 0 ] && what="no error reported"
+            note "sanitize-full $tool $label: FAILED (exit $rc, $what; $hits printed reports at" \
+                "our kernels, expected some; ${summary:-no summary}; $secs s$extra): the" \
+                "--kernel-name filter may reach none of our kernels - its steps can pass vacuously"
+        fi
+        return
+    fi
     local zero=" 0 errors"
     [ "$tool" = racecheck ] && zero=" 0 hazards" # its warnings are hazards too
     if [ $rc -eq 0 ] && [[ $summary == *"$zero"* ]]; then
         note "sanitize-full $tool $label: clean ($summary; $secs s$extra)"
     else
         status=1
-        local what="failed or crashed"
-        [ $rc -eq 86 ] && what="sanitizer errors"
-        [ $rc -eq 124 ] && what="timed out after $san_timeout s"
         [ $rc -eq 0 ] && what="no zero summary from the tool"
         note "sanitize-full $tool $label: exit $rc ($what; ${summary:-no summary}; $secs s$extra)"
     fi
@@ -326,33 +379,58 @@ if [ $do_sanitize_full -eq 1 ]; then
     elif [ ! -f "$SAN_WL" ] || [ ! -x "$STAGE/oppbench" ]; then
         note "sanitize-full: $SAN_WL or stage/oppbench missing (tools/gpu_stage.sh): not run"
         status=1
+    elif ! "$SAN" --help 2>&1 | grep -q -- '--kernel-name-exclude'; then
+        note "sanitize-full: this compute-sanitizer has no --kernel-name / --kernel-name-exclude" \
+            "(2023.3 and newer have them): not run"
+        status=1
     else
         : >"$LOG/sanitize_full.log"
         san_t0=$(date +%s)
-        # cuBLAS's GEMMs (the reference's, not ours) run unchecked where the
-        # tool supports the filter; memcheck checks them too (our arguments).
-        san_exclude=()
-        if "$SAN" --help 2>&1 | grep -q -- '--kernel-name-exclude'; then
-            san_exclude=(--kernel-name-exclude kns=gemm)
-        else
-            note "sanitize-full: this compute-sanitizer has no --kernel-name-exclude: cuBLAS kernels are checked too"
-        fi
+        san_expect=""
+        # Which kernels a tool checks (see the header): memcheck every one;
+        # initcheck, synccheck and racecheck only the library's. Each kernel
+        # of the attention path (kernels/ but merge_states_kernel, which
+        # oppbench does not run) takes the guard record, so its mangled name
+        # holds opp__guard_record; the reference's and cuBLAS's do not.
+        ours=(--kernel-name kns=opp__guard_record)
+        ours_but_exact=(--kernel-name kns=opp__guard_record
+            --kernel-name-exclude kns=exact_attention_kernel)
         names=$(grep -o '"name": *"san_[a-z0-9_]*"' "$SAN_WL" | sed 's/.*"\(san_[a-z0-9_]*\)"/\1/')
-        full_set=$(grep -v '^san_rs_' <<<"$names" | paste -sd, -)
-        small_set=$(grep '^san_rs_' <<<"$names" | paste -sd, -)
-        note "sanitize-full: $("$SAN" --version 2>/dev/null | grep -i version | head -1); memcheck/initcheck workloads: $full_set; racecheck/synccheck workloads: $small_set"
+        full_set=$(grep -v '^san_rs' <<<"$names" | paste -sd, -)
+        rsx_set=$(grep '^san_rsx_' <<<"$names" | paste -sd, -)
+        rs_names=$(grep '^san_rs_' <<<"$names")
+        note "sanitize-full: $("$SAN" --version 2>/dev/null | grep -i version | head -1);" \
+            "memcheck/initcheck/synccheck workloads: $full_set; racecheck, EXACT checked:" \
+            "$rsx_set; racecheck, one step each, EXACT unchecked: $(paste -sd, - <<<"$rs_names")"
         # shellcheck disable=SC2054 # exact,fast is one value of --impl
         bench_opts=(--workloads "$SAN_WL" --impl exact,fast --reps 1 --warmup 0
             --max-seconds-per-impl 0.001 --flush-mib 1)
-        # (b) adversarial device cu_seqlens, every tool
-        for tool in memcheck initcheck synccheck racecheck; do
-            san_step "$tool" device_guard_test "$STAGE/tests/device_guard_test"
-        done
+        # Timeouts: ~4-6x the seconds measured on an H200 (2026-12-03) or,
+        # where nothing was measured, estimated (header).
+        # (b) adversarial device cu_seqlens, every tool, every kernel checked
+        san_step memcheck device_guard_test 30 -- "$STAGE/tests/device_guard_test"  # 2 s
+        san_step initcheck device_guard_test 30 -- "$STAGE/tests/device_guard_test" # 2 s
+        san_step synccheck device_guard_test 30 -- "$STAGE/tests/device_guard_test" # 1 s
+        san_step racecheck device_guard_test 60 -- "$STAGE/tests/device_guard_test" # 12 s
         # (a) full-length shapes
-        san_step memcheck oppbench "$STAGE/oppbench" "${bench_opts[@]}" --only "$full_set"
-        san_step initcheck oppbench "$STAGE/oppbench" "${bench_opts[@]}" --only "$full_set"
-        san_step synccheck oppbench_rs "$STAGE/oppbench" "${bench_opts[@]}" --only "$small_set"
-        san_step racecheck oppbench_rs "$STAGE/oppbench" "${bench_opts[@]}" --only "$small_set"
+        san_step memcheck oppbench 75 -- "$STAGE/oppbench" "${bench_opts[@]}" --only "$full_set" # 19 s
+        # The canary: with the guard kernel unchecked, initcheck must report
+        # the EXACT kernel's first read, of the guard record the guard wrote
+        # (san_rsx_f32: EXACT alone, 12 blocks of 256 threads: ~3000 such reads).
+        san_expect='exact_attention_kernel|hopper_attention_kernel|flash_[a-z]+_kernel'
+        san_step initcheck filter_canary 30 "${ours[@]}" --kernel-name-exclude kns=varlen_guard_kernel \
+            --print-limit 10 -- "$STAGE/oppbench" "${bench_opts[@]}" --only san_rsx_f32
+        san_expect=""
+        san_step initcheck oppbench 90 "${ours[@]}" -- \
+            "$STAGE/oppbench" "${bench_opts[@]}" --only "$full_set"
+        san_step synccheck oppbench 60 "${ours[@]}" -- \
+            "$STAGE/oppbench" "${bench_opts[@]}" --only "$full_set"
+        san_step racecheck oppbench_rsx 90 "${ours[@]}" -- \
+            "$STAGE/oppbench" "${bench_opts[@]}" --only "$rsx_set"
+        for w in $rs_names; do
+            san_step racecheck "oppbench_${w#san_}" 60 "${ours_but_exact[@]}" -- \
+                "$STAGE/oppbench" "${bench_opts[@]}" --only "$w"
+        done
         note "sanitize-full: done in $(($(date +%s) - san_t0)) s"
     fi
 fi
