@@ -34,7 +34,8 @@
  * alpha = 2^(m_old sl - m_new sl) only when some row of the warp needs it;
  * a row whose max is still -inf uses 0 in its exponentials, so it stays at
  * l = 0, O = 0. P is rounded to the storage type for P V. End: O / l (0 for
- * l = 0), LSE = (m sl + log2 l) ln 2 (-inf for l = 0).
+ * l = 0), LSE = (m sl + log2 l) ln 2 (-inf for l = 0). The float code of
+ * these steps is kernels/softmax_rows.cuh, shared with the Hopper kernel.
  * Masks: key j of the sequence is visible to local query token t iff
  * j < L_kv and, when causal, j <= t + L_kv - L_q (tail-aligned; the offset
  * may be negative). Keys past L_kv are zero-filled in shared memory and
@@ -68,6 +69,7 @@
 #include "kernels/flash_split.cuh"
 #include "kernels/flash_tile.cuh"
 #include "kernels/kernels.h"
+#include "kernels/softmax_rows.cuh"
 #include "lib/internal/check.h"
 
 // --- configuration
@@ -289,13 +291,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         if (a.cap_log2 != 0.0f) {
 #pragma unroll
             for (int i = 0; i < C::MT; ++i) {
-#pragma unroll
-                for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        s[i][n][e] = a.cap_log2 * flash_tanh(s[i][n][e] * a.cap_scale);
-                    }
-                }
+                flash_softcap(s[i], a.cap_log2, a.cap_scale);
             }
         }
         /* masks: only in blocks holding a key some row of the tile must not see */
@@ -308,15 +304,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                     const int32_t kend =
                         flash_key_end(causal, t0 + (rem0 + rt + i * 16 + 8 * h) / g, lq, lkv) -
                         j * C::BN;
-#pragma unroll
-                    for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            if (n * 8 + 2 * qc + e >= kend) {
-                                s[i][n][2 * h + e] = -INFINITY;
-                            }
-                        }
-                    }
+                    flash_mask_row(s[i], h, kend, qc);
                 }
             }
         }
@@ -333,34 +321,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         float alpha[C::MT][2];
 #pragma unroll
         for (int i = 0; i < C::MT; ++i) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                float mx = m[i][h];
-#pragma unroll
-                for (int n = 0; n < C::BN / 8; ++n) {
-                    mx = fmaxf(mx, fmaxf(s[i][n][2 * h], s[i][n][2 * h + 1]));
-                }
-                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-                /* all masked so far: exponentials against 0, so p = 0 and l, O stay 0 */
-                const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
-                /* exactly 1 when the max did not change: an unchanged row's bits
-                 * do not depend on how many blocks its tile runs (no contraction
-                 * of m sl - mu into an FFMA, whose residual is not 0) */
-                alpha[i][h] = mx == m[i][h] ? 1.0f : flash_exp2(__fmul_rn(m[i][h], sl) - mu);
-                m[i][h] = mx;
-                float sum = 0.0f;
-#pragma unroll
-                for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const float p = flash_exp2(fmaf(s[i][n][2 * h + e], sl, -mu));
-                        s[i][n][2 * h + e] = p;
-                        sum += p;
-                    }
-                }
-                l[i][h] = l[i][h] * alpha[i][h] + sum;
-            }
+            flash_softmax_rows(s[i], m[i], l[i], alpha[i], sl);
         }
         bool rescale = false;
 #pragma unroll
@@ -420,9 +381,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            float sum = l[i][h];
-            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
-            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+            const float sum = flash_quad_sum(l[i][h]);
             const int32_t r = rt + i * 16 + 8 * h;
             if (r0 + r >= nrows) {
                 continue;
@@ -445,21 +404,10 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
                 continue;
             }
-            const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-            uint16_t *orow = og + t * a.out.row + hg * a.out.head;
-#pragma unroll
-            for (int n = 0; n < C::DB / 8; ++n) {
-                const int col = n * 8 + 2 * qc;
-                if (col < a.dv) {
-                    *(uint32_t *)(orow + col) =
-                        flash_type<DT>::pack(o[i][n][2 * h] * inv, o[i][n][2 * h + 1] * inv);
-                }
-            }
+            const float inv = flash_row_inv(sum);
+            flash_store_row<DT>(og + t * a.out.row + hg * a.out.head, o[i], h, inv, qc, a.dv);
             if (a.lse != NULL && qc == 0) {
-                const float lse =
-                    sum > 0.0f ? (__fmul_rn(m[i][h], sl) + __log2f(sum)) * 0.69314718055994531f
-                               : -INFINITY;
-                a.lse[lse_base + (hk * g + hg) * a.lse_head + t] = lse;
+                a.lse[lse_base + (hk * g + hg) * a.lse_head + t] = flash_row_lse(m[i][h], sum, sl);
             }
         }
     }
