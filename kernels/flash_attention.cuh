@@ -66,6 +66,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/device_cache.h"
 #include "kernels/flash_split.cuh"
 #include "kernels/flash_tile.cuh"
 #include "kernels/kernels.h"
@@ -448,16 +449,15 @@ static __global__ void __launch_bounds__(C::THREADS, 4)
 }
 
 /* Sets a kernel's dynamic shared memory limit once per device (a
- * per-context setting); flags: one int per device, per kernel. */
+ * per-context setting); flags: a device cache (kernels/device_cache.h) per
+ * kernel, 1 once set. */
 static inline opp_status_t flash_smem_once(const void *kernel, size_t bytes, int *flags) {
     int dev = 0;
     OPP_CUDA_TRY(cudaGetDevice(&dev));
-    if (dev < 0 || dev >= 64 || !__atomic_load_n(&flags[dev], __ATOMIC_RELAXED)) {
+    if (!opp__device_cache_get(flags, dev)) {
         OPP_CUDA_TRY(
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-        if (dev >= 0 && dev < 64) {
-            __atomic_store_n(&flags[dev], 1, __ATOMIC_RELAXED);
-        }
+        opp__device_cache_set(flags, dev, 1);
     }
     return OPP_STATUS_SUCCESS;
 }
@@ -474,7 +474,7 @@ static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t
     sa.n_mb = 1;
     sa.items =
         ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
-    static int split_smem_set[64];
+    static int split_smem_set[OPP__DEVICE_CACHE_SLOTS];
     OPP_TRY(
         flash_smem_once((const void *)flash_split_kernel<DT, S>, S::SMEM_BYTES, split_smem_set));
     const unsigned sgrid = sa.items < 0x7FFFFFFF ? (unsigned)sa.items : 0x7FFFFFFFu;
@@ -555,7 +555,7 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
     a.items = a.n_mb * a.batch * a.hkv;
     const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
     if (a.items > 0) {
-        static int smem_set[64];
+        static int smem_set[OPP__DEVICE_CACHE_SLOTS];
         OPP_TRY(
             flash_smem_once((const void *)flash_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
         const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;

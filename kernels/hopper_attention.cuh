@@ -75,6 +75,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/device_cache.h"
 #include "kernels/flash_attention.cuh"
 #include "kernels/hopper_ops.cuh"
 #include "kernels/wgmma_ops.cuh"
@@ -669,17 +670,15 @@ static inline opp_status_t hop_encoder(hop_encode_fn *fn) {
 
 /* The current device's multiprocessor count, looked up once per device. */
 static inline opp_status_t hop_sm_count(int *sms) {
-    static int counts[64];
+    static int counts[OPP__DEVICE_CACHE_SLOTS];
     int dev = 0;
     OPP_CUDA_TRY(cudaGetDevice(&dev));
-    int n = dev >= 0 && dev < 64 ? __atomic_load_n(&counts[dev], __ATOMIC_RELAXED) : 0;
+    int n = opp__device_cache_get(counts, dev);
     if (n <= 0) {
         OPP_CUDA_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
         OPP_RETURN_IF(n <= 0, OPP_STATUS_CUDA_ERROR, "device %d reports %d multiprocessors", dev,
                       n);
-        if (dev >= 0 && dev < 64) {
-            __atomic_store_n(&counts[dev], n, __ATOMIC_RELAXED);
-        }
+        opp__device_cache_set(counts, dev, n);
     }
     *sms = n;
     return OPP_STATUS_SUCCESS;
@@ -749,7 +748,7 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
                         (uint32_t)C::BN));
         OPP_TRY(hop_map(enc, &maps.v, "v", &p->v, DT, p->a.dv, p->a.hkv, kv_rows, nb, 1,
                         (uint32_t)C::BN));
-        static int smem_set[64];
+        static int smem_set[OPP__DEVICE_CACHE_SLOTS];
         OPP_TRY(
             flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
         /* persistent: one block per SM claims the items (the longest
