@@ -34,7 +34,8 @@
  * alpha = 2^(m_old sl - m_new sl) only when some row of the warp needs it;
  * a row whose max is still -inf uses 0 in its exponentials, so it stays at
  * l = 0, O = 0. P is rounded to the storage type for P V. End: O / l (0 for
- * l = 0), LSE = (m sl + log2 l) ln 2 (-inf for l = 0).
+ * l = 0), LSE = (m sl + log2 l) ln 2 (-inf for l = 0). The float code of
+ * these steps is kernels/softmax_rows.cuh, shared with the Hopper kernel.
  * Masks: key j of the sequence is visible to local query token t iff
  * j < L_kv and, when causal, j <= t + L_kv - L_q (tail-aligned; the offset
  * may be negative). Keys past L_kv are zero-filled in shared memory and
@@ -65,9 +66,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/device_cache.h"
 #include "kernels/flash_split.cuh"
 #include "kernels/flash_tile.cuh"
 #include "kernels/kernels.h"
+#include "kernels/softmax_rows.cuh"
 #include "lib/internal/check.h"
 
 // --- configuration
@@ -289,13 +292,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         if (a.cap_log2 != 0.0f) {
 #pragma unroll
             for (int i = 0; i < C::MT; ++i) {
-#pragma unroll
-                for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        s[i][n][e] = a.cap_log2 * flash_tanh(s[i][n][e] * a.cap_scale);
-                    }
-                }
+                flash_softcap(s[i], a.cap_log2, a.cap_scale);
             }
         }
         /* masks: only in blocks holding a key some row of the tile must not see */
@@ -308,15 +305,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                     const int32_t kend =
                         flash_key_end(causal, t0 + (rem0 + rt + i * 16 + 8 * h) / g, lq, lkv) -
                         j * C::BN;
-#pragma unroll
-                    for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            if (n * 8 + 2 * qc + e >= kend) {
-                                s[i][n][2 * h + e] = -INFINITY;
-                            }
-                        }
-                    }
+                    flash_mask_row(s[i], h, kend, qc);
                 }
             }
         }
@@ -333,34 +322,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         float alpha[C::MT][2];
 #pragma unroll
         for (int i = 0; i < C::MT; ++i) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                float mx = m[i][h];
-#pragma unroll
-                for (int n = 0; n < C::BN / 8; ++n) {
-                    mx = fmaxf(mx, fmaxf(s[i][n][2 * h], s[i][n][2 * h + 1]));
-                }
-                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-                /* all masked so far: exponentials against 0, so p = 0 and l, O stay 0 */
-                const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
-                /* exactly 1 when the max did not change: an unchanged row's bits
-                 * do not depend on how many blocks its tile runs (no contraction
-                 * of m sl - mu into an FFMA, whose residual is not 0) */
-                alpha[i][h] = mx == m[i][h] ? 1.0f : flash_exp2(__fmul_rn(m[i][h], sl) - mu);
-                m[i][h] = mx;
-                float sum = 0.0f;
-#pragma unroll
-                for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const float p = flash_exp2(fmaf(s[i][n][2 * h + e], sl, -mu));
-                        s[i][n][2 * h + e] = p;
-                        sum += p;
-                    }
-                }
-                l[i][h] = l[i][h] * alpha[i][h] + sum;
-            }
+            flash_softmax_rows(s[i], m[i], l[i], alpha[i], sl);
         }
         bool rescale = false;
 #pragma unroll
@@ -420,9 +382,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            float sum = l[i][h];
-            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
-            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+            const float sum = flash_quad_sum(l[i][h]);
             const int32_t r = rt + i * 16 + 8 * h;
             if (r0 + r >= nrows) {
                 continue;
@@ -445,21 +405,10 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
                 continue;
             }
-            const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-            uint16_t *orow = og + t * a.out.row + hg * a.out.head;
-#pragma unroll
-            for (int n = 0; n < C::DB / 8; ++n) {
-                const int col = n * 8 + 2 * qc;
-                if (col < a.dv) {
-                    *(uint32_t *)(orow + col) =
-                        flash_type<DT>::pack(o[i][n][2 * h] * inv, o[i][n][2 * h + 1] * inv);
-                }
-            }
+            const float inv = flash_row_inv(sum);
+            flash_store_row<DT>(og + t * a.out.row + hg * a.out.head, o[i], h, inv, qc, a.dv);
             if (a.lse != NULL && qc == 0) {
-                const float lse =
-                    sum > 0.0f ? (__fmul_rn(m[i][h], sl) + __log2f(sum)) * 0.69314718055994531f
-                               : -INFINITY;
-                a.lse[lse_base + (hk * g + hg) * a.lse_head + t] = lse;
+                a.lse[lse_base + (hk * g + hg) * a.lse_head + t] = flash_row_lse(m[i][h], sum, sl);
             }
         }
     }
@@ -500,16 +449,15 @@ static __global__ void __launch_bounds__(C::THREADS, 4)
 }
 
 /* Sets a kernel's dynamic shared memory limit once per device (a
- * per-context setting); flags: one int per device, per kernel. */
+ * per-context setting); flags: a device cache (kernels/device_cache.h) per
+ * kernel, 1 once set. */
 static inline opp_status_t flash_smem_once(const void *kernel, size_t bytes, int *flags) {
     int dev = 0;
     OPP_CUDA_TRY(cudaGetDevice(&dev));
-    if (dev < 0 || dev >= 64 || !__atomic_load_n(&flags[dev], __ATOMIC_RELAXED)) {
+    if (!opp__device_cache_get(flags, dev)) {
         OPP_CUDA_TRY(
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-        if (dev >= 0 && dev < 64) {
-            __atomic_store_n(&flags[dev], 1, __ATOMIC_RELAXED);
-        }
+        opp__device_cache_set(flags, dev, 1);
     }
     return OPP_STATUS_SUCCESS;
 }
@@ -526,7 +474,7 @@ static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t
     sa.n_mb = 1;
     sa.items =
         ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
-    static int split_smem_set[64];
+    static int split_smem_set[OPP__DEVICE_CACHE_SLOTS];
     OPP_TRY(
         flash_smem_once((const void *)flash_split_kernel<DT, S>, S::SMEM_BYTES, split_smem_set));
     const unsigned sgrid = sa.items < 0x7FFFFFFF ? (unsigned)sa.items : 0x7FFFFFFFu;
@@ -607,7 +555,7 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
     a.items = a.n_mb * a.batch * a.hkv;
     const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
     if (a.items > 0) {
-        static int smem_set[64];
+        static int smem_set[OPP__DEVICE_CACHE_SLOTS];
         OPP_TRY(
             flash_smem_once((const void *)flash_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
         const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;

@@ -31,8 +31,8 @@
  *                          type) is the A operand straight from the S
  *                          registers, V N-major
  * then, once S_j retired (wgmma.wait_group 1), the softcap, masks and
- * online softmax of S_j (the flash kernel's arithmetic,
- * kernels/flash_attention.cuh) while P V still runs; then O *= alpha_j and
+ * online softmax of S_j (the flash kernel's arithmetic, the same helpers:
+ * kernels/softmax_rows.cuh) while P V still runs; then O *= alpha_j and
  * P_j. The operations on O are the plain loop's in the same order
  * (O += P_{j-1} V_{j-1}, O *= alpha_j, O += P_j V_j), so the overlap
  * changes no bit. Pingpong: the two consumers issue their products in turn
@@ -75,6 +75,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/device_cache.h"
 #include "kernels/flash_attention.cuh"
 #include "kernels/hopper_ops.cuh"
 #include "kernels/wgmma_ops.cuh"
@@ -464,14 +465,13 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 }
             }
         };
-        /* softcap, masks and the online softmax of key block j on sc (the
-         * flash kernel's arithmetic): P into sc, the rescale factors out */
+        /* softcap, masks and the online softmax of key block j on sc, viewed
+         * as the [BN/8][4] fragment of kernels/softmax_rows.cuh (the flash
+         * kernel's helpers): P into sc, the rescale factors out */
         auto softmax = [&](int32_t j, float(&alpha)[2]) {
+            float(&s)[C::BN / 8][4] = reinterpret_cast<float(&)[C::BN / 8][4]>(sc);
             if (a.cap_log2 != 0.0f) { /* softcap first (before any mask); then sl = 1 */
-#pragma unroll
-                for (int i = 0; i < C::BN / 2; ++i) {
-                    sc[i] = a.cap_log2 * flash_tanh(sc[i] * a.cap_scale);
-                }
+                flash_softcap(s, a.cap_log2, a.cap_scale);
             }
             if ((int64_t)(j + 1) * C::BN >
                 hop_ld_shared_v4(sa).w) {                   /* a key some row must not see */
@@ -481,41 +481,10 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     const int32_t kend =
                         flash_key_end(causal, (int64_t)geo.z + (rbase + 8 * h) / g, geo.x, geo.y) -
                         j * C::BN;
-#pragma unroll
-                    for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            if (n * 8 + 2 * qc + e >= kend) {
-                                sc[4 * n + 2 * h + e] = -INFINITY;
-                            }
-                        }
-                    }
+                    flash_mask_row(s, h, kend, qc);
                 }
             }
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                float mx = m[h];
-#pragma unroll
-                for (int n = 0; n < C::BN / 8; ++n) {
-                    mx = fmaxf(mx, fmaxf(sc[4 * n + 2 * h], sc[4 * n + 2 * h + 1]));
-                }
-                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-                const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
-                alpha[h] = mx == m[h] ? 1.0f : flash_exp2(__fmul_rn(m[h], sl) - mu);
-                m[h] = mx;
-                float sum = 0.0f;
-#pragma unroll
-                for (int n = 0; n < C::BN / 8; ++n) {
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const float p = flash_exp2(fmaf(sc[4 * n + 2 * h + e], sl, -mu));
-                        sc[4 * n + 2 * h + e] = p;
-                        sum += p;
-                    }
-                }
-                l[h] = l[h] * alpha[h] + sum;
-            }
+            flash_softmax_rows(s, m, l, alpha, sl);
         };
         /* O *= alpha (skipped when every row of the warp keeps its max) */
         auto rescale_o = [&](const float(&alpha)[2]) {
@@ -654,30 +623,20 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)thk * g * a.out.head;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            float sum = l[h];
-            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
-            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+            const float sum = flash_quad_sum(l[h]);
             const int32_t r = rbase + 8 * h;
             const int32_t tt = r / g, hg = r - tt * g;
             const int64_t tok = (int64_t)t0 + tt;
             if (tt >= bmt || tok >= ntok) {
                 continue;
             }
-            const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-            uint16_t *orow = og + tok * a.out.row + hg * a.out.head;
-#pragma unroll
-            for (int n = 0; n < C::DB / 8; ++n) {
-                const int col = n * 8 + 2 * qc;
-                if (col < a.dv) {
-                    *(uint32_t *)(orow + col) =
-                        flash_type<DT>::pack(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
-                }
-            }
+            const float inv = flash_row_inv(sum);
+            flash_store_row<DT>(og + tok * a.out.row + hg * a.out.head,
+                                reinterpret_cast<const float(&)[C::DB / 8][4]>(o), h, inv, qc,
+                                a.dv);
             if (a.lse != NULL && qc == 0) {
-                const float lse = sum > 0.0f
-                                      ? (__fmul_rn(m[h], sl) + __log2f(sum)) * 0.69314718055994531f
-                                      : -INFINITY;
-                a.lse[lse_base + (int64_t)(thk * g + hg) * a.lse_head + tok] = lse;
+                a.lse[lse_base + (int64_t)(thk * g + hg) * a.lse_head + tok] =
+                    flash_row_lse(m[h], sum, sl);
             }
         }
     }
@@ -711,17 +670,15 @@ static inline opp_status_t hop_encoder(hop_encode_fn *fn) {
 
 /* The current device's multiprocessor count, looked up once per device. */
 static inline opp_status_t hop_sm_count(int *sms) {
-    static int counts[64];
+    static int counts[OPP__DEVICE_CACHE_SLOTS];
     int dev = 0;
     OPP_CUDA_TRY(cudaGetDevice(&dev));
-    int n = dev >= 0 && dev < 64 ? __atomic_load_n(&counts[dev], __ATOMIC_RELAXED) : 0;
+    int n = opp__device_cache_get(counts, dev);
     if (n <= 0) {
         OPP_CUDA_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
         OPP_RETURN_IF(n <= 0, OPP_STATUS_CUDA_ERROR, "device %d reports %d multiprocessors", dev,
                       n);
-        if (dev >= 0 && dev < 64) {
-            __atomic_store_n(&counts[dev], n, __ATOMIC_RELAXED);
-        }
+        opp__device_cache_set(counts, dev, n);
     }
     *sms = n;
     return OPP_STATUS_SUCCESS;
@@ -791,7 +748,7 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
                         (uint32_t)C::BN));
         OPP_TRY(hop_map(enc, &maps.v, "v", &p->v, DT, p->a.dv, p->a.hkv, kv_rows, nb, 1,
                         (uint32_t)C::BN));
-        static int smem_set[64];
+        static int smem_set[OPP__DEVICE_CACHE_SLOTS];
         OPP_TRY(
             flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
         /* persistent: one block per SM claims the items (the longest
