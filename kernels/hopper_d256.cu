@@ -6,7 +6,7 @@
  *   nvcc -c -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Xptxas -v \
  *        -I. -I/usr/local/cuda/include kernels/hopper_d256.cu
  */
-#include "kernels/hopper_attention.cuh"
+#include "kernels/hopper_launch.cuh"
 
 #define HOPPER_D256_LAUNCHER(name, ALGO, DTYPE, ...) \
     OPP__HOPPER_LAUNCHER(name, ALGO, DTYPE, __VA_ARGS__, NULL)

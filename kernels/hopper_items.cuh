@@ -1,0 +1,138 @@
+/*
+ * hopper_items.cuh - the work items of the Hopper kernel
+ * (kernels/hopper_attention.cuh) and how its persistent blocks claim them.
+ *
+ *   item w in 0 .. items-1, items = n_mb * B * Hkv, n_mb = ceil(max_seqlen_q / BMT)
+ *   w -> (sequence b, kv head hk, m-block mb): the (b, hk) pairs in turn,
+ *        each pair's m-blocks highest first (hop_where_of)
+ *   (b, hk, mb) -> tokens t0 .. t0 + BMT - 1 of sequence b, its key blocks
+ *        and keys every row sees (hop_item_at), from cu_seqlens or nonpad
+ *        on the device
+ * hop_claim: the next item of a block, from the counter in the guard
+ * record (zeroed by the guard on every call); items past a sequence's
+ * tokens are skipped for every block at once (atomicMax). Which block runs
+ * an item, and when, never changes the item's arithmetic.
+ */
+#ifndef OPP_KERNELS_HOPPER_ITEMS_CUH
+#define OPP_KERNELS_HOPPER_ITEMS_CUH
+
+#include <stdint.h>
+
+#include "kernels/flash_attention.cuh"
+/* The geometry of one item (m-block, sequence, kv head), computed alike by
+ * the producer and the consumers. */
+struct hop_item {
+    int32_t b, hk, lq, lkv;
+    int32_t ntok;    /* tokens of this launch: lq minus the split tokens */
+    int64_t t0;      /* first token of the tile */
+    int32_t nkb;     /* key blocks the tile runs */
+    int32_t kfull;   /* keys every row of the tile sees */
+    int32_t q_row0;  /* TMA row coordinate of the sequence's token 0 */
+    int32_t kv_row0; /* ... of its key 0 */
+    int32_t bcoord;  /* TMA batch coordinate (padded: b; packed: 0) */
+};
+
+/* Where item w is: sequence b, kv head hk, m-block mb. Index order: the
+ * (sequence, kv head) pairs in turn, each one's m-blocks highest first
+ * (under causal masking the longest first), so the blocks running at
+ * once mostly share one pair's keys and values in L2. */
+struct hop_where {
+    int32_t b, hk, mb;
+};
+
+__device__ __forceinline__ hop_where hop_where_of(const flash_args &a, int64_t w) {
+    const int64_t pair = w / a.n_mb;
+    hop_where at;
+    at.mb = (int32_t)(a.n_mb - 1 - (w - pair * a.n_mb));
+    at.b = (int32_t)(pair / a.hkv);
+    at.hk = (int32_t)(pair - (int64_t)at.b * a.hkv);
+    return at;
+}
+
+/* The geometry of the item at `at`; false when the m-block is past the
+ * sequence's tokens (of this launch). */
+template <class C>
+__device__ __forceinline__ bool hop_item_at(const flash_args &a, const hop_where &at, int32_t bmt,
+                                            hop_item &it) {
+    const int64_t mb = at.mb;
+    it.b = at.b;
+    it.hk = at.hk;
+    if (a.cu_q != NULL) {
+        const int32_t q0 = a.cu_q[it.b], k0 = a.cu_kv[it.b];
+        it.lq = a.cu_q[it.b + 1] - q0;
+        it.lkv = a.cu_kv[it.b + 1] - k0;
+        it.q_row0 = q0;
+        it.kv_row0 = k0;
+        it.bcoord = 0;
+    } else {
+        it.lq = a.q_seqlen;
+        it.lkv = (int32_t)a.nonpad[it.b];
+        it.q_row0 = 0;
+        it.kv_row0 = 0;
+        it.bcoord = it.b;
+    }
+    const int32_t ts = a.split_on ? flash_split_tokens(it.lq, it.lkv, a.g) : 0;
+    it.ntok = it.lq - ts;
+    it.t0 = mb * bmt;
+    if (it.t0 >= it.ntok) {
+        return false; /* past the sequence's tokens (of this launch) */
+    }
+    const bool causal = a.is_causal != 0;
+    const int64_t last = (it.t0 + bmt < it.ntok ? it.t0 + bmt : it.ntok) - 1;
+    const int32_t kend_tile = flash_key_end(causal, last, it.lq, it.lkv);
+    it.kfull = flash_key_end(causal, it.t0, it.lq, it.lkv);
+    it.nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);
+    return true;
+}
+
+/* Tokens of sequence b this launch runs (L_q minus its split tokens). */
+__device__ __forceinline__ int32_t hop_tokens(const flash_args &a, int64_t b) {
+    int32_t lq, lkv;
+    if (a.cu_q != NULL) {
+        lq = a.cu_q[b + 1] - a.cu_q[b];
+        lkv = a.cu_kv[b + 1] - a.cu_kv[b];
+    } else {
+        lq = a.q_seqlen;
+        lkv = (int32_t)a.nonpad[b];
+    }
+    return lq - (a.split_on ? flash_split_tokens(lq, lkv, a.g) : 0);
+}
+
+/* The next item of this block, the same on all 32 lanes of the producer's
+ * first warp, which all call it; a.items when none is left.
+ * PERSISTENT: claimed from the guard record's counter *ctr (zero at the
+ * start of the call) in hop_where_of's order, so a block that finishes
+ * early takes the next item. A pair's m-blocks past its sequence's tokens
+ * lead its run of items: a block that claims one raises the counter to the
+ * pair's first m-block with tokens (atomicMax; every item it passes is
+ * empty, so no block claims those) and claims again.
+ * Else (one block per item): blockIdx.x, once. */
+template <class C>
+__device__ int64_t hop_claim(const flash_args &a, int32_t bmt, unsigned long long *ctr,
+                             bool first) {
+    if (!C::PERSISTENT) {
+        return first ? (int64_t)blockIdx.x : a.items;
+    }
+    const int lane = threadIdx.x & 31;
+    for (;;) {
+        unsigned long long got = 0;
+        if (lane == 0) {
+            got = atomicAdd(ctr, 1ull);
+        }
+        const int64_t w = (int64_t)__shfl_sync(0xFFFFFFFFu, got, 0);
+        if (w >= a.items) {
+            return a.items;
+        }
+        const int64_t pair = w / a.n_mb;
+        const int64_t mb = a.n_mb - 1 - (w - pair * a.n_mb);
+        const int64_t nmb = ((int64_t)hop_tokens(a, pair / a.hkv) + bmt - 1) / bmt;
+        if (mb < nmb) {
+            return w;
+        }
+        if (lane == 0) {
+            atomicMax(ctr, (unsigned long long)(pair * a.n_mb + a.n_mb - nmb));
+        }
+    }
+}
+
+#endif /* OPP_KERNELS_HOPPER_ITEMS_CUH */
