@@ -2,8 +2,10 @@
  * hopper_attention.cuh - the FAST path's Hopper kernel (compute capability
  * 9.0, sm_90a): TMA loads into 128-byte-swizzled shared memory, wgmma
  * tensor cores with fp32 accumulation, one producer warp and two consumer
- * warpgroups. Included by kernels/hopper_d<DB>.cu, which instantiate it for
- * the SM 90 FAST lines of kernels/kernel_list.h.
+ * warpgroups. Its work items and claims: kernels/hopper_items.cuh; its
+ * host side (tensor maps, grid, launchers): kernels/hopper_launch.cuh,
+ * which kernels/hopper_d<DB>.cu instantiate for the SM 90 FAST lines of
+ * kernels/kernel_list.h.
  *
  *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (element strides)
  *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]

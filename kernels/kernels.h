@@ -67,7 +67,7 @@ typedef struct opp__guard_record {
     int64_t other;
     int64_t limit;
     /* the work counter of the persistent FAST kernels (the next item a block
-     * claims, kernels/hopper_attention.cuh): zero when the guard wrote the
+     * claims, kernels/hopper_items.cuh): zero when the guard wrote the
      * record, so each call starts from item 0 (graph replays too) */
     uint64_t work_next;
     int64_t padding[25];
