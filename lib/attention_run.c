@@ -13,13 +13,14 @@
  * past cu_seqlens_q[batch]; stream order puts it before the kernel.
  * No allocation, no synchronization: graph-capturable. The compute
  * capability is looked up once per device (cudaDeviceGetAttribute) and
- * cached in a small table of atomics.
+ * cached (kernels/device_cache.h).
  */
 #include <cuda_runtime.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/device_cache.h"
 #include "kernels/kernels.h"
 #include "lib/internal/attention_plan.h"
 #include "lib/internal/attention_run.h"
@@ -34,8 +35,7 @@ static const opp__launch_fn launchers[OPP__KERNEL_COUNT] = {OPP__KERNEL_LIST(OPP
 
 // --- the current device
 
-#define SM_CACHE_DEVICES 64
-static int sm_cache[SM_CACHE_DEVICES]; /* 0: not looked up yet */
+static int sm_cache[OPP__DEVICE_CACHE_SLOTS]; /* 0: not looked up yet */
 
 opp_status_t opp__device_sm(int *device, int32_t *sm) {
     int dev = 0;
@@ -44,20 +44,16 @@ opp_status_t opp__device_sm(int *device, int32_t *sm) {
                   "no CUDA device is available (%s)", cudaGetErrorName(e));
     OPP_CUDA_TRY(e);
     *device = dev;
-    if (dev >= 0 && dev < SM_CACHE_DEVICES) {
-        const int cached = __atomic_load_n(&sm_cache[dev], __ATOMIC_RELAXED);
-        if (cached != 0) {
-            *sm = cached;
-            return OPP_STATUS_SUCCESS;
-        }
+    const int cached = opp__device_cache_get(sm_cache, dev);
+    if (cached != 0) {
+        *sm = cached;
+        return OPP_STATUS_SUCCESS;
     }
     int major = 0, minor = 0;
     OPP_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     OPP_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
     *sm = major * 10 + minor;
-    if (dev >= 0 && dev < SM_CACHE_DEVICES) {
-        __atomic_store_n(&sm_cache[dev], *sm, __ATOMIC_RELAXED);
-    }
+    opp__device_cache_set(sm_cache, dev, *sm);
     return OPP_STATUS_SUCCESS;
 }
 
