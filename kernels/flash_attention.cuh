@@ -432,8 +432,8 @@ static __global__ void __launch_bounds__(C::THREADS)
 /* The split launch: grid.x blocks stride over a.items = ns_max * B * Hkv
  * items (split, sequence, kv head); C has BM = OPP__SPLIT_ROWS. Four blocks
  * per SM (128 registers; a few bytes spill at DB 128): the split launch is
- * memory-bound, and four blocks keep more K/V loads in flight (H200 A/B:
- * 0.385 ms against 0.461 ms at three blocks on decode_gqa_bf16). */
+ * memory-bound, and four blocks keep more K/V loads in flight (the H200 A/B
+ * against three blocks: bench/RESULTS.md, fourth session, decode). */
 template <int DT, class C>
 static __global__ void __launch_bounds__(C::THREADS, 4)
     flash_split_kernel(const flash_args a, const opp__guard_record_t *rec) {
