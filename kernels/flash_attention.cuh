@@ -332,13 +332,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         if (__any_sync(0xFFFFFFFFu, rescale)) {
 #pragma unroll
             for (int i = 0; i < C::MT; ++i) {
-#pragma unroll
-                for (int n = 0; n < C::DB / 8; ++n) {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        o[i][n][e] *= alpha[i][e / 2];
-                    }
-                }
+                flash_rescale_rows(o[i], alpha[i]);
             }
         }
 

@@ -374,13 +374,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         /* O *= alpha (skipped when every row of the warp keeps its max) */
         auto rescale_o = [&](const float(&alpha)[2]) {
             if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
-#pragma unroll
-                for (int n = 0; n < C::DB / 8; ++n) {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        o[4 * n + e] *= alpha[e / 2];
-                    }
-                }
+                flash_rescale_rows(reinterpret_cast<float(&)[C::DB / 8][4]>(o), alpha);
             }
         };
         auto pack_p = [&]() {

@@ -99,6 +99,19 @@ __device__ __forceinline__ void flash_softmax_rows(float (&s)[N8][4], float (&m)
     }
 }
 
+/* O *= alpha, row h of the pair by alpha[h] (the caller decides whether
+ * some row of the warp needs it). o: [N8][4] output accumulators. */
+template <int N8>
+__device__ __forceinline__ void flash_rescale_rows(float (&o)[N8][4], const float (&alpha)[2]) {
+#pragma unroll
+    for (int n = 0; n < N8; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            o[n][e] *= alpha[e / 2];
+        }
+    }
+}
+
 /* A row's l: this thread's partial sum added over its quad. */
 __device__ __forceinline__ float flash_quad_sum(float x) {
     x += __shfl_xor_sync(0xFFFFFFFFu, x, 1);
