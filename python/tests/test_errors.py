@@ -189,6 +189,21 @@ def test_varlen_attention_without_allocator_asks_for_out(lib_loaded):
            **packed(out=None, workspace=None), match="out=")
 
 
+def test_cupy_bf16_output_without_torch_asks_for_out(lib_loaded, monkeypatch):
+    # CuPy has no bfloat16: with CuPy as the allocator and PyTorch not importable,
+    # a bf16 output is refused before any allocation, and out= is asked for.
+    import sys
+
+    from oppacked import _api
+
+    monkeypatch.setattr(_api, "_importable", lambda module: False)
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    fw = _api._Framework.__new__(_api._Framework)
+    fw.alloc_kind, fw.device = "cupy", None
+    raises("NOT_SUPPORTED_FEATURE", fw.empty, "out", (2, 8, 64), 16,
+           match="cannot allocate out: CuPy has no bfloat16")
+
+
 def test_varlen_attention_validate_needs_a_host_copy(lib_loaded):
     # validate=True on arrays of no known framework cannot copy cu_seqlens: it says so.
     raises("NOT_SUPPORTED_FEATURE", oppacked.varlen_attention, **packed(), validate=True,
