@@ -9,9 +9,6 @@
 
 #include <stddef.h>
 
-/* Wall-clock seconds (CLOCK_MONOTONIC). */
-double opp_e31_now(void);
-
 /* skip()s the current test, after printing why, when OPP_EDGE31_ONLY is
  * set and does not name `part` ('a' or 'b'), when OPP_GPU_TEST_MAX_LEN
  * caps lengths (the reduced compute-sanitizer runs of

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "harness/logical_batch.h"
+#include "harness/progress.h"
 #include "harness/rng.h"
 #include "numerics/fp_convert.h"
 #include "tests/edge31.h"
@@ -170,11 +171,11 @@ static double big_run(const big_t *bb, const big_dev_t *g, opp_algo_t algo, cons
     opp_test_gpu_fill(g->lse, 0xFF, (size_t)(HQ * bb->total_q) * sizeof(float));
     opp_test_gpu_sync();
     const opp_varlen_t varlen = {g->cu_q, g->cu_kv};
-    const double t0 = opp_e31_now();
+    const double t0 = opp_progress_now_s();
     assert_opp_ok(opp_packed_attention_fwd_lse(&desc, &varlen, g->q, g->k, g->v, g->out, g->lse,
                                                g->ws, g->ws_bytes, NULL));
     opp_test_gpu_sync();
-    const double secs = opp_e31_now() - t0;
+    const double secs = opp_progress_now_s() - t0;
     assert_opp_ok(opp_attention_device_status(g->ws, g->ws_bytes, NULL));
     const int64_t end = bb->cu_q[bb->batch], past = bb->total_q - end;
     uint16_t *tail = malloc((size_t)(past * ROW_Q) * sizeof(uint16_t));
@@ -301,7 +302,7 @@ void test_edge31_big_batch(void **state) {
     const size_t cu_bytes = (size_t)(bb.batch + 1) * sizeof(int32_t);
     opp_e31_require('b', 2 * q_bytes + 2 * kv_bytes + lse_bytes + g.ws_bytes + 2 * cu_bytes,
                     "part (b), a batch of 2^32 query elements");
-    const double t_start = opp_e31_now();
+    const double t_start = opp_progress_now_s();
     g.q = opp_test_gpu_alloc(q_bytes);
     g.out = opp_test_gpu_alloc(q_bytes);
     g.k = opp_test_gpu_alloc(kv_bytes);
@@ -330,7 +331,7 @@ void test_edge31_big_batch(void **state) {
            "%.1f TFLOP; inputs written in %.1f s\n",
            HQ, HKV, DH, (int)bb.batch, (long long)bb.total_q, (double)(bb.total_q * ROW_Q),
            (double)q_bytes / 1073741824.0, (long long)bb.total_kv, (double)(bb.total_kv * ROW_KV),
-           (double)g.ws_bytes / 1073741824.0, bb.flops / 1e12, opp_e31_now() - t_start);
+           (double)g.ws_bytes / 1073741824.0, bb.flops / 1e12, opp_progress_now_s() - t_start);
     int32_t s[MAX_SAMPLES];
     const int n = samples(&bb, s);
     seq_res_t exact[MAX_SAMPLES], fast[MAX_SAMPLES];
@@ -342,7 +343,7 @@ void test_edge31_big_batch(void **state) {
     fflush(stdout);
     opp_ft_err_t err;
     memset(&err, 0, sizeof(err));
-    const double t_check = opp_e31_now();
+    const double t_check = opp_progress_now_s();
     for (int i = 0; i < n; ++i) {
         check_sample(&bb, &g, s[i], &exact[i], &fast[i], &err);
         free(exact[i].out);
@@ -357,6 +358,6 @@ void test_edge31_big_batch(void **state) {
         opp_test_gpu_free(bufs[i]);
     }
     big_free(&bb);
-    printf("edge31: part (b) done in %.1f s (checks %.1f s)\n", opp_e31_now() - t_start,
-           opp_e31_now() - t_check);
+    printf("edge31: part (b) done in %.1f s (checks %.1f s)\n", opp_progress_now_s() - t_start,
+           opp_progress_now_s() - t_check);
 }

@@ -66,8 +66,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "harness/progress.h"
 #include "kernels/kernel_list.h"
 #include "lib/internal/attention_run.h"
 #include "lib/internal/dispatch.h"
@@ -92,12 +92,6 @@
 _Static_assert(MAIN == LQ - OPP__SPLIT_ROWS, "G = 1: the last 64 tokens split");
 
 // --- shared helpers (edge31.h)
-
-double opp_e31_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void opp_e31_cuda_ok(int err, const char *what) {
     if (err != (int)cudaSuccess) {
@@ -276,7 +270,7 @@ static double run_packed(const long_dev_t *g, const long_case_t *c, opp_algo_t a
     opp_test_gpu_fill(g->out, 0xFF, LQ * D * sizeof(uint16_t));
     opp_test_gpu_fill(g->lse, 0xFF, LQ * sizeof(float));
     opp_test_gpu_sync();
-    const double t0 = opp_e31_now();
+    const double t0 = opp_progress_now_s();
     if (row == NULL) {
         const opp_varlen_t varlen = {g->cu_q, g->cu_kv};
         assert_opp_ok(opp_packed_attention_fwd_lse(&desc, &varlen, g->q, g->k, g->v, g->out, g->lse,
@@ -289,7 +283,7 @@ static double run_packed(const long_dev_t *g, const long_case_t *c, opp_algo_t a
         assert_opp_ok(opp__attention_run_row(&p, row, g->ws, g->ws_bytes, NULL));
     }
     opp_test_gpu_sync();
-    const double secs = opp_e31_now() - t0;
+    const double secs = opp_progress_now_s() - t0;
     assert_opp_ok(opp_attention_device_status(g->ws, g->ws_bytes, NULL));
     opp_test_d2h(out, g->out, LQ * D * sizeof(uint16_t));
     opp_test_d2h(lse, g->lse, LQ * sizeof(float));
@@ -319,11 +313,11 @@ static double run_a24(const long_dev_t *g, const long_case_t *c, uint16_t *y, fl
     opp_test_gpu_fill(g->out, 0xFF, LQ * D * sizeof(uint16_t));
     opp_test_gpu_fill(g->lse, 0xFF, LQ * sizeof(float));
     opp_test_gpu_sync();
-    const double t0 = opp_e31_now();
+    const double t0 = opp_progress_now_s();
     assert_opp_ok(opp_attention24_nonpad_fwd_lse(&d, g->nonpad, g->q + 64 * D, g->k, g->v, g->out,
                                                  g->lse, g->ws, g->ws_bytes, NULL));
     opp_test_gpu_sync();
-    const double secs = opp_e31_now() - t0;
+    const double secs = opp_progress_now_s() - t0;
     assert_opp_ok(opp_attention_device_status(g->ws, g->ws_bytes, NULL));
     opp_test_d2h(y, g->out, (LQ - 64) * D * sizeof(uint16_t));
     opp_test_d2h(lse, g->lse, (LQ - 64) * sizeof(float));
@@ -443,7 +437,7 @@ static void test_edge31_long_sequence(void **state) {
     const size_t kv_bytes = (size_t)ROWS_ALLOC * D * sizeof(uint16_t);
     opp_e31_require('a', 2 * kv_bytes + g.ws_bytes + ((size_t)1 << 20),
                     "part (a), one sequence of 2^31 - 1 keys");
-    const double t_start = opp_e31_now();
+    const double t_start = opp_progress_now_s();
     g.k = opp_test_gpu_alloc(kv_bytes);
     g.v = opp_test_gpu_alloc(kv_bytes);
     g.q = opp_test_gpu_alloc(LQ * D * sizeof(uint16_t));
@@ -464,7 +458,7 @@ static void test_edge31_long_sequence(void **state) {
         if (exact_case != 0 && i != (exact_case == 1 ? 1 : 0)) {
             continue;
         }
-        const double t_fill = opp_e31_now();
+        const double t_fill = opp_progress_now_s();
         opp_e31_cuda_ok(opp_edge31_fill16(g.v, (size_t)ROWS_ALLOC * D, enc(c->dtype, 1.0)),
                         "V fill");
         set_hot(&g, c->dtype, c->lkv, 1);
@@ -479,7 +473,7 @@ static void test_edge31_long_sequence(void **state) {
         put_queries(&g, c->dtype, dims);
         opp_test_gpu_sync();
         printf("edge31: %s: inputs written on the device in %.2f s\n", c->name,
-               opp_e31_now() - t_fill);
+               opp_progress_now_s() - t_fill);
         if (exact_case != 0) {
             run_and_check(&g, c, OPP_ALGO_EXACT, NULL, dims, out, lse);
             continue;
@@ -519,7 +513,7 @@ static void test_edge31_long_sequence(void **state) {
     for (int i = 0; i < 9; ++i) {
         opp_test_gpu_free(bufs[i]);
     }
-    printf("edge31: part (a) done in %.1f s\n", opp_e31_now() - t_start);
+    printf("edge31: part (a) done in %.1f s\n", opp_progress_now_s() - t_start);
 }
 
 int main(void) {

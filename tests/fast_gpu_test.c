@@ -31,11 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "harness/gpu_a24.h"
 #include "harness/gpu_packed.h"
 #include "harness/gpu_status.h"
+#include "harness/progress.h"
 #include "harness/logical_batch.h"
 #include "kernels/kernel_list.h"
 #include "numerics/fp_convert.h"
@@ -56,13 +56,6 @@ static void cuda_ok(cudaError_t err, const char *what) {
     if (err != cudaSuccess) {
         fail_msg("%s: %s (%s)", what, cudaGetErrorName(err), cudaGetErrorString(err));
     }
-}
-
-/* Wall-clock seconds. */
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Describes batch i of the stream for failure messages. */
@@ -103,7 +96,7 @@ static void test_fast_batch_invariance(void **state) {
     const uint64_t seed = base_seed();
     size_t runs = 0, rows = 0, keyless = 0, empty = 0, longs = 0, tokens = 0, split = 0;
     size_t n_dt[2] = {0, 0}, causal = 0, softcap = 0, gqa = 0, mqa = 0, scale = 0, dv_ne_d = 0;
-    const double t0 = now_s();
+    const double t0 = opp_progress_now_s();
     for (long i = 0; i < batches; ++i) {
         opp_lb_t lb;
         opp_ft_gen_batch(i, seed, &lb);
@@ -137,7 +130,7 @@ static void test_fast_batch_invariance(void **state) {
            "4D/3D (finite, NaN padding) == alone == reversed == between other (random, NaN) "
            "sequences == repeated, bit for bit, out and LSE (%.1f s)%s\n",
            batches, n_dt[0], n_dt[1], causal, softcap, gqa, mqa, scale, dv_ne_d, keyless, empty,
-           longs, split, tokens, runs, now_s() - t0,
+           longs, split, tokens, runs, opp_progress_now_s() - t0,
            opp_ft_cap_len(INT32_MAX) < INT32_MAX ? "; lengths capped by OPP_GPU_TEST_MAX_LEN" : "");
     assert_int_equal(rows, keyless);
     if (batches >= 5 && opp_ft_cap_len(INT32_MAX) == INT32_MAX) {
