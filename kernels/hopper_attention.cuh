@@ -151,9 +151,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     /* the item handed over with q_full, two slots of 8 int32 (qn % 2):
      *   b, hk, nkb (-1: no tokens, -2: no item left), kfull, lq, lkv, t0, ntok
      * The consumers read the fields when they need them, not keeping them
-     * in registers; a slot holds until the item after next is handed over
-     * (that waits for q_empty of the next item, which each consumer's
-     * thread 0 arrives on after the consumer's last read of this slot) */
+     * in registers; a slot holds until the item after next is handed over,
+     * which waits for q_empty of the next item: every consumer thread
+     * arrives on it (count 256) after its last read of this slot */
     const uint32_t slot = bar + 192; /* after 16 + 32 STAGES bytes of mbarriers */
     auto sk = [&](uint32_t s) { return sk0 + s * 2 * C::KV_BYTES; };
     auto sv = [&](uint32_t s) { return sk0 + s * 2 * C::KV_BYTES + C::KV_BYTES; };
@@ -167,7 +167,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     }
     if (tid == 0) {
         hop_mbar_init(q_full, 1);
-        hop_mbar_init(q_empty, 2);
+        hop_mbar_init(q_empty, 256); /* every consumer thread: it read the slot */
         for (uint32_t s = 0; s < C::STAGES; ++s) {
             hop_mbar_init(k_full(s), 1);
             hop_mbar_init(v_full(s), 1);
@@ -272,11 +272,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             break;
         }
         if (nkb <= 0) {
-            /* no Q was loaded: free the slot once every consumer read it */
-            hop_bar_sync(1, 256);
-            if ((ctid & 127) == 0) {
-                hop_mbar_arrive(q_empty);
-            }
+            hop_mbar_arrive(q_empty); /* no Q was loaded; this thread read the slot */
             if (nkb < 0) {
                 continue;
             }
@@ -403,9 +399,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 fence_s();
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(k_empty(s));
-                    if (nkb == 1) {
-                        hop_mbar_arrive(q_empty); /* Q is read no more */
-                    }
+                }
+                if (nkb == 1) {
+                    hop_mbar_arrive(q_empty); /* Q is read no more */
                 }
                 float alpha[2];
                 softmax(0, alpha); /* O is 0: no rescale */
@@ -435,11 +431,11 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 fence_s();
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(k_empty(s));
-                    if (j == nkb - 1) {
-                        /* the item's last S retired: Q is free, so the next
-                         * item's Q loads under this P V, softmax and epilogue */
-                        hop_mbar_arrive(q_empty);
-                    }
+                }
+                if (j == nkb - 1) {
+                    /* the item's last S retired: Q is free, so the next
+                     * item's Q loads under this P V, softmax and epilogue */
+                    hop_mbar_arrive(q_empty);
                 }
                 float alpha[2];
                 softmax(j, alpha);
