@@ -39,8 +39,12 @@
  * (O += P_{j-1} V_{j-1}, O *= alpha_j, O += P_j V_j), so the overlap
  * changes no bit. Pingpong: the two consumers issue their products in turn
  * (named barriers 2 and 3; consumer 0 first), so one's softmax runs under
- * the other's products. Epilogue: O / l and LSE stored from registers,
- * rows of the sequence only, columns < Dv only.
+ * the other's products. Epilogue: O / l and LSE, rows of the sequence
+ * only, columns < Dv only: at DB <= 128 a consumer whose 64 rows are whole
+ * tokens of the sequence (G divides 64) writes them to its half of the O
+ * tile in shared memory and one thread TMA-stores it (named barriers 4 and
+ * 5), so no register waits on the stores; other rows are stored from
+ * registers.
  * Head sizes: D, Dv <= DB. TMA zero-fills columns past D (Dv) and rows past
  * the tensor, so zeros add nothing. Rows of a key block past L_kv hold the
  * next sequence's keys (packed) or padding (padded, possibly NaN): their
@@ -91,7 +95,12 @@ template <int DB_, int BN_> struct hop_cfg {
     static constexpr uint32_t Q_PANEL = (uint32_t)BM * 128, KV_PANEL = (uint32_t)BN_ * 128;
     /* K and V rings of STAGES stages (a power of two: the counters wrap) */
     static constexpr uint32_t STAGES = OPP__HOPPER_STAGES(DB_), STAGE_SHIFT = STAGES == 4 ? 2 : 1;
-    static constexpr uint32_t BAR_OFF = Q_BYTES + 2 * STAGES * KV_BYTES; /* from the aligned base */
+    /* DB <= 128: the O tile [BM][DB] in shared memory, which TMA stores
+     * (whole tiles; what fits beside Q and the rings: not at DB 256) */
+    static constexpr bool TMA_O = DB_ <= 128;
+    static constexpr uint32_t O_OFF = Q_BYTES + 2 * STAGES * KV_BYTES; /* from the aligned base */
+    static constexpr uint32_t O_BYTES = TMA_O ? Q_BYTES : 0;
+    static constexpr uint32_t BAR_OFF = O_OFF + O_BYTES;
     static constexpr size_t SMEM_BYTES = 1024 + (size_t)BAR_OFF + 256;
     static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224;
 #ifndef OPP__HOPPER_PINGPONG
@@ -116,9 +125,12 @@ template <int DB_, int BN_> struct hop_cfg {
     static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 65536, "register file");
 };
 
-/* The three tensor maps, by value in the kernel's parameters. */
+/* The tensor maps, by value in the kernel's parameters; o_ok: out's map
+ * is encoded (16-byte aligned pointer and strides), else out is stored
+ * from registers only. */
 struct hop_maps {
-    CUtensorMap q, k, v;
+    CUtensorMap q, k, v, o;
+    int32_t o_ok;
 };
 
 // --- the kernel
@@ -149,7 +161,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     auto stage = [](uint32_t i) { return i & (C::STAGES - 1); };
     auto phase = [](uint32_t i) { return (i >> C::STAGE_SHIFT) & 1; };
     /* the item handed over with q_full, two slots of 8 int32 (qn % 2):
-     *   b, hk, nkb (-1: no tokens, -2: no item left), kfull, lq, lkv, t0, ntok
+     *   r0 (packed: cu_seqlens_q[b]; padded: b), hk, nkb (-1: no tokens,
+     *   -2: no item left), kfull, lq, lkv, t0, ntok
      * The consumers read the fields when they need them, not keeping them
      * in registers; a slot holds until the item after next is handed over,
      * which waits for q_empty of the next item: every consumer thread
@@ -208,7 +221,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                  * with nothing to load, a plain arrive) completes q_full */
                 hop_mbar_wait(q_empty, (qn & 1) ^ 1);
                 const uint32_t sa = slot + 32 * (qn & 1);
-                hop_st_shared_v4(sa, at.b, at.hk, w >= a.items ? -2 : (has ? t.nkb : -1),
+                /* r0: the sequence's first row (packed), or b (padded) */
+                const int32_t r0 = a.cu_q != NULL ? t.q_row0 : at.b;
+                hop_st_shared_v4(sa, has ? r0 : 0, at.hk, w >= a.items ? -2 : (has ? t.nkb : -1),
                                  has ? t.kfull : 0);
                 if (has) {
                     hop_st_shared_v4(sa + 16, t.lq, t.lkv, (int32_t)t.t0, t.ntok);
@@ -484,36 +499,81 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             it += nkb;
         }
 
-        /* epilogue: O / l and LSE; only rows of the sequence, columns < Dv */
+        /* epilogue: O / l and LSE; only rows of the sequence, columns < Dv.
+         * TMA_O, with out's map, G dividing 64 and all of this consumer's
+         * 64 / G tokens in the sequence (of this launch): O / l into this
+         * consumer's half of the O tile, then one TMA store per panel (box
+         * {64 columns, G heads, 64 / G tokens}: the tensor's bounds clip
+         * columns >= Dv); else from registers, row by row. Either way the
+         * same values: pack(o inv) of flash_store_row. */
         const int4 who = hop_ld_shared_v4(sa), geo = hop_ld_shared_v4(sa + 16);
-        const int32_t tb = who.x, thk = who.y, t0 = geo.z, ntok = geo.w;
-        int64_t ob, lse_base;
-        if (a.cu_q != NULL) {
-            ob = (int64_t)a.cu_q[tb] * a.out.row;
-            lse_base = a.cu_q[tb];
-        } else {
-            ob = (int64_t)tb * a.out.batch;
-            lse_base = (int64_t)tb * a.lse_batch;
-        }
-        uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)thk * g * a.out.head;
+        const int32_t r0 = who.x, thk = who.y, t0 = geo.z, ntok = geo.w;
+        const bool packed = a.cu_q != NULL;
+        const int64_t lse_base = packed ? (int64_t)r0 : (int64_t)r0 * a.lse_batch;
+        float inv[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const float sum = flash_quad_sum(l[h]);
+            inv[h] = flash_row_inv(sum);
             const int32_t r = rbase + 8 * h;
             const int32_t tt = r / g, hg = r - tt * g;
             const int64_t tok = (int64_t)t0 + tt;
-            if (tt >= bmt || tok >= ntok) {
-                continue;
-            }
-            const float inv = flash_row_inv(sum);
-            flash_store_row<DT>(og + tok * a.out.row + hg * a.out.head,
-                                reinterpret_cast<const float(&)[C::DB / 8][4]>(o), h, inv, qc,
-                                a.dv);
-            if (a.lse != NULL && qc == 0) {
+            if (a.lse != NULL && qc == 0 && tt < bmt && tok < ntok) {
                 a.lse[lse_base + (int64_t)(thk * g + hg) * a.lse_head + tok] =
                     flash_row_lse(m[h], sum, sl);
             }
         }
+        const int32_t wtok = 64 / g; /* tokens of this consumer's rows when G divides 64 */
+        if (C::TMA_O && maps.o_ok != 0 && wtok * g == 64 && t0 + (c + 1) * wtok <= ntok) {
+            const uint32_t ot = base + C::O_OFF + (uint32_t)c * C::PANELS * 8192u;
+            const bool lead = (ctid & 127) == 0;
+            if (lead) {
+                hop_bulk_wait<true>(); /* this consumer's last store read the tile */
+            }
+            hop_bar_sync(4 + c, 128);
+            const float(&of)[C::DB / 8][4] = reinterpret_cast<const float(&)[C::DB / 8][4]>(o);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const uint32_t rw = (uint32_t)(wq * 16 + qr + 8 * h); /* row of the half */
+#pragma unroll
+                for (int n = 0; n < C::DB / 8; ++n) {
+                    const uint32_t addr = ot + (uint32_t)(n / 8) * 8192u + rw * 128u +
+                                          (((uint32_t)(n % 8) ^ (rw & 7u)) << 4) + 4u * qc;
+                    const uint32_t v =
+                        flash_type<DT>::pack(of[n][2 * h] * inv[h], of[n][2 * h + 1] * inv[h]);
+                    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+                }
+            }
+            hop_fence_proxy_async();
+            hop_bar_sync(4 + c, 128);
+            if (lead) {
+                const int32_t row = (packed ? r0 : 0) + t0 + c * wtok;
+#pragma unroll
+                for (int p = 0; p < C::PANELS; ++p) {
+                    hop_tma_store_4d(&maps.o, ot + p * 8192u, p * 64, thk * g, row,
+                                     packed ? 0 : r0);
+                }
+                hop_bulk_commit();
+            }
+        } else {
+            const int64_t ob = packed ? (int64_t)r0 * a.out.row : (int64_t)r0 * a.out.batch;
+            uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)thk * g * a.out.head;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int32_t r = rbase + 8 * h;
+                const int32_t tt = r / g, hg = r - tt * g;
+                const int64_t tok = (int64_t)t0 + tt;
+                if (tt >= bmt || tok >= ntok) {
+                    continue;
+                }
+                flash_store_row<DT>(og + tok * a.out.row + hg * a.out.head,
+                                    reinterpret_cast<const float(&)[C::DB / 8][4]>(o), h, inv[h],
+                                    qc, a.dv);
+            }
+        }
+    }
+    if (C::TMA_O && (ctid & 127) == 0) {
+        hop_bulk_wait<false>(); /* the stores are done before the block's memory goes */
     }
 }
 

@@ -91,6 +91,21 @@ static inline opp_status_t hop_map(hop_encode_fn enc, CUtensorMap *m, const char
     return OPP_STATUS_SUCCESS;
 }
 
+/* Whether TMA can address tensor t (16-bit elements): a 16-byte aligned
+ * pointer, strides of 16-byte multiples below 2^40 bytes. */
+static inline bool hop_tma_ok(const opp__tensor_t *t, int64_t nb) {
+    const int64_t strides[3] = {t->head, t->row, nb > 1 ? t->batch : t->row};
+    if (((uintptr_t)t->ptr & 15u) != 0) {
+        return false;
+    }
+    for (int i = 0; i < 3; ++i) {
+        if (strides[i] <= 0 || (strides[i] * 2) % 16 != 0 || strides[i] * 2 >= ((int64_t)1 << 40)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The kernel on a 1-D grid of min(items, SMs) blocks of 384 threads,
  * items = ceil(max_seqlen_q / (BM / G)) * B * Hkv, C::SMEM_BYTES of dynamic
  * shared memory; the tensor maps are encoded here, on the host, per call
@@ -122,6 +137,16 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
                         (uint32_t)C::BN));
         OPP_TRY(hop_map(enc, &maps.v, "v", &p->v, DT, p->a.dv, p->a.hkv, kv_rows, nb, 1,
                         (uint32_t)C::BN));
+        /* out: a box of one consumer's rows, {64, G, 64 / G} when G divides
+         * 64 and the tensor suits TMA; else every row is stored from
+         * registers (o_ok = 0) */
+        maps.o_ok = 0;
+        memset(&maps.o, 0, sizeof(maps.o));
+        if (C::TMA_O && 64 % a.g == 0 && hop_tma_ok(&p->out, nb)) {
+            OPP_TRY(hop_map(enc, &maps.o, "out", &p->out, DT, p->a.dv, p->a.hq, q_rows, nb,
+                            (uint32_t)a.g, (uint32_t)(64 / a.g)));
+            maps.o_ok = 1;
+        }
         static int smem_set[OPP__DEVICE_CACHE_SLOTS];
         OPP_TRY(
             flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));

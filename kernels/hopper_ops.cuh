@@ -64,6 +64,33 @@ __device__ __forceinline__ void hop_tma_load_4d(uint32_t dst, const void *tmap, 
                  : "memory");
 }
 
+/* TMA store of the box at {c0, c1, c2, c3} from shared memory `src` (the
+ * writes to it fenced by hop_fence_proxy_async and a barrier first), in
+ * this thread's bulk group; rows and columns past the tensor are not
+ * written. */
+__device__ __forceinline__ void hop_tma_store_4d(const void *tmap, uint32_t src, int32_t c0,
+                                                 int32_t c1, int32_t c2, int32_t c3) {
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group"
+                 " [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"((uint64_t)tmap),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+}
+
+/* Closes this thread's bulk group of stores. */
+__device__ __forceinline__ void hop_bulk_commit() {
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+/* Waits until this thread's committed bulk stores have read their shared
+ * memory (READ) or are complete (else). */
+template <bool READ> __device__ __forceinline__ void hop_bulk_wait() {
+    if constexpr (READ) {
+        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    } else {
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    }
+}
+
 __device__ __forceinline__ void hop_tma_prefetch(const void *tmap) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmap) : "memory");
 }

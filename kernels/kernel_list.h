@@ -114,11 +114,13 @@
 #endif
 #define OPP__HOPPER_STAGES(DB) ((DB) <= 64 ? OPP__HOPPER_STAGES_D64 : 2)
 /* Shared memory of the Hopper kernel: 1024 bytes of alignment slack, Q
- * [BM][DB], OPP__HOPPER_STAGES(DB) stages of K and V [BN][DB] (16-bit,
- * 128-byte-swizzled panels of 64 columns), 256 bytes of mbarriers and
- * item slots (kernels/hopper_attention.cuh asserts its template agrees). */
+ * [BM][DB], OPP__HOPPER_STAGES(DB) stages of K and V [BN][DB], at DB <= 128
+ * the O tile [BM][DB] the TMA stores read (16-bit, 128-byte-swizzled panels
+ * of 64 columns), 256 bytes of mbarriers and item slots
+ * (kernels/hopper_attention.cuh asserts its template agrees). */
 #define OPP__HOPPER_SMEM_BYTES(DB, BM, BN) \
-    ((size_t)1280 + ((size_t)(BM) + 2 * OPP__HOPPER_STAGES(DB) * (size_t)(BN)) * (DB)*2)
+    ((size_t)1280 +                        \
+     ((size_t)(BM) * ((DB) <= 128 ? 2 : 1) + 2 * OPP__HOPPER_STAGES(DB) * (size_t)(BN)) * (DB)*2)
 
 /* The FAST Hopper kernel (kernels/hopper_attention.cuh: TMA loads, wgmma,
  * one producer warp and two consumer warpgroups of 64 rows each), compute
