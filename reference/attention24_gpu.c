@@ -169,6 +169,11 @@ opp_status_t opp__a24g_cublas_error(int cublas_status, const char *call) {
 static opp_status_t check_nonpad(const opp_ref_attention24_desc_t *a, const int64_t *nonpad,
                                  int64_t *report_dev, cudaStream_t stream) {
     int64_t report[2] = {0, 0};
+    /* The kernel writes both words; set first all the same so that
+     * compute-sanitizer's initcheck, filtered to the library's kernels
+     * (tools/gpu_run_all.sh --sanitize-full), sees them written before the
+     * copy reads them. */
+    OPP_CUDA_TRY(cudaMemsetAsync(report_dev, 0xFF, sizeof(report), stream));
     OPP_TRY(opp__a24g_check_nonpad_launch(nonpad, a->batch, a->kv_seqlen, report_dev, stream));
     OPP_CUDA_TRY(
         cudaMemcpyAsync(report, report_dev, sizeof(report), cudaMemcpyDeviceToHost, stream));

@@ -517,6 +517,7 @@ static void test_edge31_long_sequence(void **state) {
 }
 
 int main(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each line out at once: a timeout keeps the progress */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edge31_long_sequence),
         cmocka_unit_test(test_edge31_big_batch),
