@@ -50,8 +50,10 @@
  * ~20 s with the CPU reference; device memory ~70 GiB for (a), ~27 GiB
  * for (b), freed between. Opt-in, far longer: OPP_EDGE31_EXACT=1 runs
  * EXACT, and nothing else of (a), on the bf16 causal case (one block walks
- * 2^24 key tiles in three passes: estimated 5-8 minutes), =2 on the f16
- * case instead (each its own device command, with OPP_EDGE31_ONLY=a);
+ * 2^24 key tiles in three passes; on the EXACT row of the smallest BM,
+ * exact_row: the default bm64 row's measured rate gives ~754 s, past a
+ * device command's 600 s), =2 on the f16 case instead (each its own device
+ * command, with OPP_EDGE31_ONLY=a);
  * OPP_EDGE31_FLASH=1 adds the portable flash row (kernels/flash_*.cuh,
  * which an H200 dispatches only for G > 128) on both cases (its one block
  * walks 2^25 key blocks: estimated 30-60 s each).
@@ -395,6 +397,27 @@ static const opp__kernel_row_t *flash_row(opp_dtype_t dt) {
     return NULL;
 }
 
+/* The EXACT row of the smallest BM (then BN 128) for dtype dt: every EXACT
+ * row gives the same bits (DESIGN.md section 3), and one sequence's block
+ * walks all 2^24 key tiles alone, each tile's work ~ BM x BN: bm64 took
+ * 1473 ms for 2^22 keys on an H200 (bench/RESULTS.md, seventh session), ~754
+ * s at 2^31 - 127, past one device command's 600 s; bm32 does half the work
+ * per tile (its rate not measured yet). */
+static const opp__kernel_row_t *exact_row(opp_dtype_t dt) {
+    const opp__kernel_row_t *best = NULL;
+    for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
+        const opp__kernel_row_t *r = &opp__kernel_table[i];
+        if (r->algo == OPP_ALGO_EXACT && r->dtype == dt && r->dmax >= D &&
+            (best == NULL || r->bm < best->bm || (r->bm == best->bm && r->bn > best->bn))) {
+            best = r;
+        }
+    }
+    if (best == NULL) {
+        fail_msg("no EXACT row for %s", opp_dtype_name(dt));
+    }
+    return best;
+}
+
 /* One packed run of case c with algo (or row) and its check. */
 static void run_and_check(const long_dev_t *g, const long_case_t *c, opp_algo_t algo,
                           const opp__kernel_row_t *row, const int8_t dims[LQ], uint16_t *out,
@@ -475,7 +498,7 @@ static void test_edge31_long_sequence(void **state) {
         printf("edge31: %s: inputs written on the device in %.2f s\n", c->name,
                opp_progress_now_s() - t_fill);
         if (exact_case != 0) {
-            run_and_check(&g, c, OPP_ALGO_EXACT, NULL, dims, out, lse);
+            run_and_check(&g, c, OPP_ALGO_EXACT, exact_row(c->dtype), dims, out, lse);
             continue;
         }
         run_and_check(&g, c, OPP_ALGO_FAST, NULL, dims, out, lse);
@@ -507,7 +530,7 @@ static void test_edge31_long_sequence(void **state) {
     }
     if (exact_case == 0) {
         printf("edge31: EXACT at L_kv ~ 2^31 not run (OPP_EDGE31_EXACT=1: the bf16 causal case, "
-               "=2: the f16 one, each alone, estimated 5-8 minutes on an H200)\n");
+               "=2: the f16 one, each alone, several minutes on an H200)\n");
     }
     void *bufs[9] = {g.k, g.v, g.q, g.out, g.lse, g.cu_q, g.cu_kv, g.nonpad, g.ws};
     for (int i = 0; i < 9; ++i) {
