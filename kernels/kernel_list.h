@@ -139,6 +139,21 @@
     X(hopper_f16_d256, FAST, F16, 256, 8, 90, 128, 64, 384, OPP__HOPPER_SMEM_BYTES(256, 128, 64)) \
     X(hopper_bf16_d256, FAST, BF16, 256, 8, 90, 128, 64, 384, OPP__HOPPER_SMEM_BYTES(256, 128, 64))
 
+/* Shared memory of the FAST f32 kernel (kernels/ffma_attention.cuh, FFMA):
+ * Q [64][DB+4], K and V [64][DB+4], P [64][68], float. */
+#define OPP__FFMA_SMEM_BYTES(DB) (((size_t)3 * 64 * ((DB) + 4) + (size_t)64 * 68) * 4)
+
+/* The FAST kernel for f32 storage (kernels/ffma_attention.cuh: CUDA cores,
+ * fp32 throughout), sm_80 on; D, Dv and strides multiples of 4 (16-byte
+ * loads and stores). One translation unit per bucket (ffma_d<DB>.cu). The
+ * DB 256 tile needs 212 KB of shared memory: 9.0 only (else EXACT). */
+#define OPP__FFMA_D64_KERNELS(X) \
+    X(ffma_f32_d64, FAST, F32, 64, 4, 80, 64, 64, 256, OPP__FFMA_SMEM_BYTES(64))
+#define OPP__FFMA_D128_KERNELS(X) \
+    X(ffma_f32_d128, FAST, F32, 128, 4, 80, 64, 64, 256, OPP__FFMA_SMEM_BYTES(128))
+#define OPP__FFMA_D256_KERNELS(X) \
+    X(ffma_f32_d256, FAST, F32, 256, 4, 80, 64, 64, 256, OPP__FFMA_SMEM_BYTES(256))
+
 /* one bucket a line (clang-format's layout of this macro is not stable) */
 // clang-format off
 #define OPP__FAST_KERNELS(X)   \
@@ -150,7 +165,10 @@
     OPP__FLASH_D96_KERNELS(X)   \
     OPP__FLASH_D128_KERNELS(X)  \
     OPP__FLASH_D192_KERNELS(X)  \
-    OPP__FLASH_D256_KERNELS(X)
+    OPP__FLASH_D256_KERNELS(X)  \
+    OPP__FFMA_D64_KERNELS(X)    \
+    OPP__FFMA_D128_KERNELS(X)   \
+    OPP__FFMA_D256_KERNELS(X)
 // clang-format on
 
 /* Split-KV of the FAST rows with DMAX <= OPP__SPLIT_DMAX

@@ -197,10 +197,12 @@ size_t opp_dtype_size(opp_dtype_t dtype);
  *   EXACT  accumulates in double in one fixed order and rounds once: the
  *          output is bit-identical to the CPU reference (a correctness path,
  *          far slower than the tensor cores).
- *   FAST   the tensor-core kernels: fp32 accumulation, online softmax; the
- *          output of a sequence is bit-identical whatever batch it is in
- *          (DESIGN.md section 4). NOT_SUPPORTED_* where no FAST kernel serves
- *          the descriptor (opp_attention_kernel_query() says why).
+ *   FAST   flash kernels with fp32 accumulation and online softmax: tensor
+ *          cores for f16/bf16 (head sizes multiples of 8), CUDA-core FFMA
+ *          for f32 (multiples of 4; fp32 throughout, no TF32); the output of
+ *          a sequence is bit-identical whatever batch it is in (DESIGN.md
+ *          section 4). NOT_SUPPORTED_* where no FAST kernel serves the
+ *          descriptor (opp_attention_kernel_query() says why).
  *   AUTO   FAST where a FAST kernel serves the descriptor on the current GPU,
  *          else EXACT. The default of the *_desc_init() functions; ask for
  *          EXACT explicitly when you need bit-identity with the reference. */
@@ -313,7 +315,8 @@ opp_status_t opp_varlen_check(const opp_attention_desc_t *desc, const int32_t *c
  *           then BAD_PARAM (sm_arch <= 0); BAD_PARAM_NULL_POINTER
  *           (kernel_name); or the
  *           NOT_SUPPORTED_* status with the reason a runtime would log at
- *           claim time (e.g. "no FAST kernel for q_dtype = f32"). */
+ *           claim time (e.g. "no FAST kernel for head_size = 102, ...: FAST
+ *           needs multiples of 4" for f32). */
 opp_status_t opp_attention_kernel_query(const opp_attention_desc_t *desc, int32_t sm_arch,
                                         const char **kernel_name);
 
@@ -589,8 +592,8 @@ opp_status_t opp_merge_attention_states_check(opp_dtype_t dtype, int32_t num_sta
  *           the launch failed. */
 opp_status_t opp_merge_attention_states(opp_dtype_t dtype, int32_t num_states, int64_t rows,
                                         int32_t num_heads, int32_t v_head_size,
-                                        const void *states_out, const float *states_lse,
-                                        void *out, float *lse_out, struct CUstream_st *stream);
+                                        const void *states_out, const float *states_lse, void *out,
+                                        float *lse_out, struct CUstream_st *stream);
 
 #ifdef __cplusplus
 }

@@ -212,7 +212,8 @@ static void test_desc_check_unknown_algo_rejected(void **state) {
 }
 
 // OPP_ALGO_FAST serves f16/bf16 with head sizes that are multiples of 8 up
-// to 256; elsewhere it is NOT_SUPPORTED with the reason (AUTO falls back).
+// to 256, f32 with multiples of 4; elsewhere it is NOT_SUPPORTED with the
+// reason (AUTO falls back).
 static void test_desc_check_fast_algo_support(void **state) {
     (void)state;
     opp_attention_desc_t d = valid_desc();
@@ -220,7 +221,11 @@ static void test_desc_check_fast_algo_support(void **state) {
     assert_opp_ok(opp_attention_claim_check(&d));
     assert_opp_ok(opp_attention_desc_check(&d));
     d.q_dtype = d.k_dtype = d.v_dtype = d.out_dtype = OPP_DTYPE_F32;
-    assert_claim_fails(d, OPP_STATUS_NOT_SUPPORTED_DTYPE, "no FAST kernel for q_dtype = f32");
+    assert_opp_ok(opp_attention_claim_check(&d)); /* the FFMA rows */
+    d.head_size = d.v_head_size = 102;
+    assert_claim_fails(d, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                       "no FAST kernel for head_size = 102, v_head_size = 102: FAST needs "
+                       "multiples of 4");
     d.algo = OPP_ALGO_AUTO;
     assert_opp_ok(opp_attention_claim_check(&d));
     d = valid_desc();

@@ -146,8 +146,19 @@ static void test_fast_rows_and_auto(void **state) {
     d = packed_desc(OPP_DTYPE_F16, 72, 0, OPP_ALGO_AUTO);
     assert_string_equal(query(&d, 90), "hopper_f16_d128");
     assert_string_equal(query(&d, 80), "flash_f16_d96");
-    /* AUTO falls back to EXACT: f32, head sizes not multiples of 8, strides */
+    /* f32: the FFMA rows (multiples of 4; the DB 128 tile needs 116 KB) */
     d = packed_desc(OPP_DTYPE_F32, 128, 0, OPP_ALGO_AUTO);
+    assert_string_equal(query(&d, 90), "ffma_f32_d128");
+    assert_string_equal(query(&d, 80), "ffma_f32_d128");
+    assert_string_equal(query(&d, 86), "exact_f32_d128_bm32_bn64");
+    d = packed_desc(OPP_DTYPE_F32, 40, 0, OPP_ALGO_AUTO);
+    assert_string_equal(query(&d, 86), "ffma_f32_d64");
+    d = packed_desc(OPP_DTYPE_F32, 200, 0, OPP_ALGO_AUTO);
+    assert_string_equal(query(&d, 90), "ffma_f32_d256");
+    assert_string_equal(query(&d, 80), "exact_f32_d256_bm32");
+    /* AUTO falls back to EXACT: f32 head sizes not multiples of 4, 16-bit
+     * ones not multiples of 8, strides */
+    d = packed_desc(OPP_DTYPE_F32, 126, 0, OPP_ALGO_AUTO);
     assert_string_equal(query(&d, 90), "exact_f32_d128_bm64");
     d = packed_desc(OPP_DTYPE_BF16, 100, 0, OPP_ALGO_AUTO);
     assert_string_equal(query(&d, 90), "exact_bf16_d128_bm64");
@@ -186,12 +197,14 @@ static void test_query_99kb_gets_bn64_tiles(void **state) {
                     packed_desc(want[t].dtype, dims[k][0], dims[k][1], OPP_ALGO_EXACT);
                 assert_opp_ok(opp_attention_kernel_query(&d, sms[s], &name));
                 assert_string_equal(name, want[t].name);
-                d.algo = OPP_ALGO_AUTO; /* FAST where it serves (16-bit, multiples of 8) */
+                d.algo = OPP_ALGO_AUTO; /* FAST where it serves: 16-bit, multiples of 8;
+                                         * f32, multiples of 4 in the 99 KB tile (D <= 64) */
                 assert_opp_ok(opp_attention_kernel_query(&d, sms[s], &name));
-                const int fast =
-                    want[t].dtype != OPP_DTYPE_F32 && dims[k][0] % 8 == 0 && dims[k][1] % 8 == 0;
+                const int f32 = want[t].dtype == OPP_DTYPE_F32;
+                const int fast = f32 ? dims[k][0] == 64 && dims[k][1] == 64
+                                     : dims[k][0] % 8 == 0 && dims[k][1] % 8 == 0;
                 if (fast) {
-                    assert_true(strncmp(name, "flash_", 6) == 0);
+                    assert_true(strncmp(name, f32 ? "ffma_" : "flash_", f32 ? 5 : 6) == 0);
                 } else {
                     assert_string_equal(name, want[t].name);
                 }

@@ -122,9 +122,12 @@ static void long_lengths(uint64_t *st, int32_t *lq, int32_t *lkv) {
 }
 
 void opp_ft_gen_batch(long i, uint64_t seed, opp_lb_t *lb) {
+    opp_ft_gen_batch_dtype(i, seed, (i & 1) ? OPP_DTYPE_BF16 : OPP_DTYPE_F16, lb);
+}
+
+void opp_ft_gen_batch_dtype(long i, uint64_t seed, opp_dtype_t dtype, opp_lb_t *lb) {
     uint64_t st = seed + (uint64_t)i * 0x9E3779B97F4A7C15ull;
     (void)opp_rng_u64(&st);
-    const opp_dtype_t dtype = (i & 1) ? OPP_DTYPE_BF16 : OPP_DTYPE_F16;
     const int32_t *hd = head_pairs[(i / 2) % N_HEAD_PAIRS];
     const int is_long = i % 25 == 24;
     const int is_decode = i % 5 == 2 && !is_long;     /* split-KV shapes */

@@ -54,6 +54,9 @@ int32_t opp_ft_cap_len(int32_t len);
  * tail of S_q = max L_q rows, so their split rows (the last tokens) are
  * checked against the packed ones too. Lengths capped by opp_ft_cap_len(). */
 void opp_ft_gen_batch(long i, uint64_t seed, opp_lb_t *lb);
+/* The same stream's batch i with the given dtype (opp_ft_gen_batch: f16
+ * for even i, bf16 for odd). */
+void opp_ft_gen_batch_dtype(long i, uint64_t seed, opp_dtype_t dtype, opp_lb_t *lb);
 
 /* n sequences of random lengths 0..400 with lb's attributes (fillers for
  * other batch compositions); with nan_values every Q, K and V value is NaN

@@ -89,10 +89,11 @@ def test_desc_check_rejects_bad_field(lib_loaded, fields, status, match):
     raises(status, oppacked.desc_check, good_desc(**fields), match=match)
 
 
-def test_claim_check_rejects_fast_f32(lib_loaded):
-    # Claim time: FAST has no f32 kernel, and the message says so.
-    d = good_desc(q_dtype=1, k_dtype=1, v_dtype=1, out_dtype=1, algo=1)
-    raises("NOT_SUPPORTED_DTYPE", oppacked.claim_check, d, match="f32")
+def test_claim_check_rejects_fast_f32_odd_head_size(lib_loaded):
+    # Claim time: FAST's f32 kernel needs head sizes that are multiples of 4,
+    # and the message says so.
+    d = good_desc(q_dtype=1, k_dtype=1, v_dtype=1, out_dtype=1, algo=1, head_size=126)
+    raises("NOT_SUPPORTED_HEAD_SIZE", oppacked.claim_check, d, match="multiples of 4")
 
 
 @pytest.mark.parametrize("cu_q,cu_kv,status,match", [
@@ -147,8 +148,9 @@ def test_attention24_desc_check_rejects_bad_rank(lib_loaded):
     (dict(softcap=math.nan), "BAD_PARAM_SOFTCAP", None),
     (dict(causal=2), "BAD_PARAM_IS_CAUSAL", None),
     (dict(algo="turbo"), "BAD_PARAM_ALGO", "turbo"),
-    (dict(q=F((700, 32, 128), "<f4"), k=F((700, 8, 128), "<f4"), v=F((700, 8, 128), "<f4"),
-          out=F((700, 32, 128), "<f4"), algo="fast"), "NOT_SUPPORTED_DTYPE", "f32"),
+    (dict(q=F((700, 32, 126), "<f4"), k=F((700, 8, 126), "<f4"), v=F((700, 8, 126), "<f4"),
+          out=F((700, 32, 126), "<f4"), algo="fast"), "NOT_SUPPORTED_HEAD_SIZE",
+     "multiples of 4"),
     (dict(q=F((700, 32, 128), "<f2", strides=(8192 * 2, 2, 256))), "BAD_PARAM_STRIDE",
      "contiguous"),
     (dict(q=F((700, 32, 128), "<f2", strides=(128, 256, 2))), "BAD_PARAM_STRIDE",

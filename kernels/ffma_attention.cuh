@@ -1,0 +1,358 @@
+/*
+ * ffma_attention.cuh - the FAST path for float32 storage: a flash kernel on
+ * the CUDA cores (FFMA, fp32 accumulation), sm_80 on. FlashAttention-2,
+ * FlashAttention-3 and cuDNN have no fp32 kernel; this one keeps fp32
+ * inputs in fp32 all the way (no TF32 rounding). Included by
+ * kernels/ffma_d<DB>.cu, which instantiate it for the F32 FAST lines of
+ * kernels/kernel_list.h.
+ *
+ *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (element strides)
+ *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]
+ *   lse [Hq, total_q] or [B, Hq, S_q] float32 (optional)
+ *
+ * Design: the flash kernel's (kernels/flash_attention.cuh: its header has
+ * the rules) with the tensor-core fragments replaced by register tiles.
+ * Tiles: one block owns BM = 64 query rows of one (sequence b, kv head hk),
+ * rows token x head-in-group (GQA packing: row r -> token r / G, head
+ * hk G + r % G); keys in blocks of BN = 64 from key 0 of the sequence.
+ * Threads: 256; thread (ty = tid / 16, tx = tid % 16) owns rows ty + 16 i
+ * (i = 0..3) and, of S, keys tx + 16 e (e = 0..3); of O, columns
+ * 4 tx + 64 c .. + 3 (c < DB / 64). The 16 threads of a row are one half
+ * warp: row max and sum reduce over lanes xor 1, 2, 4, 8.
+ * Shared memory (float): Q [BM][DB+4], K [BN][DB+4], V [BN][DB+4], P
+ * [BM][BN+4]; the 4-float pad keeps every 16-byte load phase (8 lanes)
+ * conflict-free. Loads by cp.async, 16 bytes, zero-filled past the
+ * sequence's keys / rows and past D (Dv): V of block j loads under
+ * S = Q K_j^T, K of block j+1 under the softmax and O += P V_j.
+ * Arithmetic: S[r][k] = sum over d ascending of fmaf(q, k, s) (one chain
+ * per score); softcap, masks and the online softmax as the flash kernel's
+ * (p = 2^(s sl - m sl), alpha exactly 1 for an unchanged max, rows with max
+ * -inf use 0); P is stored in fp32 (no rounding to a storage type) and
+ * O[r][c] += P[r][k] V[k][c] for k ascending within the block; l is each
+ * thread's running sum of its keys' p, added over the half warp at the end
+ * in a fixed order. End: O / l (0 for l = 0), LSE (m sl + log2 l) ln 2.
+ * Batch invariance (DESIGN.md section 4): a row's arithmetic depends only
+ * on its query, its sequence's keys and the key-block grid (anchored at key
+ * 0, static BN): which rows share its tile, the layout and the batch never
+ * change its bits. No split-KV (lib/attention_plan.c plans none for f32).
+ * Work: a 1-D grid strides over items (m-block, sequence, kv head), the
+ * highest m-blocks first, as the flash kernel.
+ */
+#ifndef OPP_KERNELS_FFMA_ATTENTION_CUH
+#define OPP_KERNELS_FFMA_ATTENTION_CUH
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/flash_attention.cuh"
+
+// --- configuration
+
+template <int DB_> struct ffma_cfg {
+    static constexpr int DB = DB_, BM = 64, BN = 64, THREADS = 256;
+    static constexpr int PITCH = DB_ + 4;  /* floats per Q / K / V row in shared memory */
+    static constexpr int PPITCH = BN + 4;  /* floats per P row */
+    static constexpr int NC = DB_ / 64;    /* O column groups of 4 per thread */
+    static constexpr int CHUNKS = DB_ / 4; /* 16-byte chunks per row */
+    static constexpr size_t Q_ELEMS = (size_t)BM * PITCH, KV_ELEMS = (size_t)BN * PITCH;
+    static constexpr size_t SMEM_BYTES = (Q_ELEMS + 2 * KV_ELEMS + (size_t)BM * PPITCH) * 4;
+    /* DB 64: two blocks per SM (128 registers, no spills); from DB 128 the
+     * tile's shared memory allows one block per SM anyway */
+    static constexpr int MIN_BLOCKS = DB_ <= 64 ? 2 : 1;
+    static_assert(DB_ % 64 == 0, "whole 64-column groups of O");
+    static_assert(SMEM_BYTES == OPP__FFMA_SMEM_BYTES(DB_), "kernel_list.h formula");
+};
+
+// --- one item
+
+/* Rows r0 .. r0+BM-1 of sequence b, kv head hk (item w). */
+template <class C>
+__device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float *sk, float *sv,
+                                          float *sp, int64_t w) {
+    const int64_t per = (int64_t)a.batch * a.hkv;
+    const int64_t mb = a.n_mb - 1 - w / per;
+    const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
+    const int32_t g = a.g;
+    int32_t lq, lkv;
+    int64_t qb, kb0, vb0, ob, lse_base;
+    if (a.cu_q != NULL) {
+        const int64_t q0 = a.cu_q[b], k0 = a.cu_kv[b];
+        lq = (int32_t)(a.cu_q[b + 1] - q0);
+        lkv = (int32_t)(a.cu_kv[b + 1] - k0);
+        qb = q0 * a.q.row, kb0 = k0 * a.k.row, vb0 = k0 * a.v.row, ob = q0 * a.out.row;
+        lse_base = q0;
+    } else {
+        lq = a.q_seqlen;
+        lkv = (int32_t)a.nonpad[b];
+        qb = b * a.q.batch, kb0 = b * a.k.batch, vb0 = b * a.v.batch, ob = b * a.out.batch;
+        lse_base = b * a.lse_batch;
+    }
+    const int64_t nrows = (int64_t)lq * g;
+    const int64_t r0 = mb * C::BM;
+    if (r0 >= nrows) {
+        return; /* uniform: past the sequence's rows */
+    }
+    const bool causal = a.is_causal != 0;
+    const int64_t last = (r0 + C::BM < nrows ? r0 + C::BM : nrows) - 1;
+    const int32_t kend_tile = flash_key_end(causal, last / g, lq, lkv);
+    const int32_t kfull = flash_key_end(causal, r0 / g, lq, lkv); /* visible to every row */
+    const int32_t nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);
+
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const float *qg = (const float *)a.q.ptr + qb + (int64_t)hk * g * a.q.head;
+    const float *kg = (const float *)a.k.ptr + kb0 + (int64_t)hk * a.k.head;
+    const float *vg = (const float *)a.v.ptr + vb0 + (int64_t)hk * a.v.head;
+    const int64_t t0 = r0 / g;
+    const int32_t rem0 = (int32_t)(r0 - t0 * g);
+
+    /* Q tile -> shared: rows past the sequence and columns past D are zeros */
+    for (int i = tid; i < C::BM * C::CHUNKS; i += C::THREADS) {
+        const int r = i / C::CHUNKS, ch = i % C::CHUNKS;
+        const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+        const bool ok = r0 + r < nrows && ch * 4 < a.d;
+        const float *src = ok ? qg + (t0 + tt) * a.q.row + hg * a.q.head + ch * 4 : qg;
+        flash_cp_async16(flash_smem_addr(sq + r * C::PITCH + ch * 4), src, ok);
+    }
+    /* K or V block j -> shared (keys past L_kv and columns past the width: zeros) */
+    auto load_kv = [&](float *dst, const float *src0, int64_t row_stride, int width, int32_t j) {
+        const int32_t left = lkv - j * C::BN; /* keys of the sequence from this block on */
+        for (int i = tid; i < C::BN * C::CHUNKS; i += C::THREADS) {
+            const int r = i / C::CHUNKS, ch = i % C::CHUNKS;
+            const bool ok = r < left && ch * 4 < width;
+            const float *src = ok ? src0 + ((int64_t)j * C::BN + r) * row_stride + ch * 4 : src0;
+            flash_cp_async16(flash_smem_addr(dst + r * C::PITCH + ch * 4), src, ok);
+        }
+    };
+    if (nkb > 0) {
+        load_kv(sk, kg, a.k.row, a.d, 0);
+    }
+    flash_cp_async_commit();
+
+    float m[4], l[4];
+    float4 o[4][C::NC];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        m[i] = -INFINITY;
+        l[i] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < C::NC; ++c) {
+            o[i][c] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+    }
+    const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
+    for (int32_t j = 0; j < nkb; ++j) {
+        flash_cp_async_wait<0>();
+        __syncthreads(); /* K_j (and Q) landed; every thread is done with V_{j-1}, P */
+        load_kv(sv, vg, a.v.row, a.dv, j);
+        flash_cp_async_commit();
+        /* S = Q K_j^T: rows ty + 16 i, keys tx + 16 e */
+        float s[4][4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                s[i][e] = 0.0f;
+            }
+        }
+#pragma unroll 4
+        for (int d = 0; d < C::DB; d += 4) {
+            if (d >= a.d) {
+                break; /* uniform: the rest of the bucket is zeros */
+            }
+            float4 qv[4], kv[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                qv[i] = *(const float4 *)(sq + (ty + 16 * i) * C::PITCH + d);
+                kv[i] = *(const float4 *)(sk + (tx + 16 * i) * C::PITCH + d);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    float acc = s[i][e];
+                    acc = fmaf(qv[i].x, kv[e].x, acc);
+                    acc = fmaf(qv[i].y, kv[e].y, acc);
+                    acc = fmaf(qv[i].z, kv[e].z, acc);
+                    acc = fmaf(qv[i].w, kv[e].w, acc);
+                    s[i][e] = acc;
+                }
+            }
+        }
+        /* softcap first (before any mask), in the log2 domain: then sl = 1 */
+        if (a.cap_log2 != 0.0f) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    s[i][e] = a.cap_log2 * flash_tanh(s[i][e] * a.cap_scale);
+                }
+            }
+        }
+        /* masks: only in blocks holding a key some row of the tile must not see */
+        if ((int64_t)(j + 1) * C::BN > kfull) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int32_t kend =
+                    flash_key_end(causal, t0 + (rem0 + ty + 16 * i) / g, lq, lkv) - j * C::BN;
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    if (tx + 16 * e >= kend) {
+                        s[i][e] = -INFINITY;
+                    }
+                }
+            }
+        }
+        /* online softmax (flash_softmax_rows' arithmetic over a half warp) */
+        float alpha[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            float mx = fmaxf(fmaxf(m[i], fmaxf(s[i][0], s[i][1])), fmaxf(s[i][2], s[i][3]));
+#pragma unroll
+            for (int x = 1; x < 16; x <<= 1) {
+                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, x));
+            }
+            const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
+            alpha[i] = mx == m[i] ? 1.0f : flash_exp2(__fmul_rn(m[i], sl) - mu);
+            m[i] = mx;
+            float sum = 0.0f;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const float p = flash_exp2(fmaf(s[i][e], sl, -mu));
+                sp[(ty + 16 * i) * C::PPITCH + tx + 16 * e] = p;
+                sum += p;
+            }
+            l[i] = l[i] * alpha[i] + sum;
+        }
+        flash_cp_async_wait<0>();
+        __syncthreads(); /* V_j and every P landed; every thread is done with K_j */
+        if (j + 1 < nkb) {
+            load_kv(sk, kg, a.k.row, a.d, j + 1);
+        }
+        flash_cp_async_commit();
+        if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f ||
+                                        alpha[3] != 1.0f)) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+#pragma unroll
+                for (int c = 0; c < C::NC; ++c) {
+                    o[i][c].x *= alpha[i];
+                    o[i][c].y *= alpha[i];
+                    o[i][c].z *= alpha[i];
+                    o[i][c].w *= alpha[i];
+                }
+            }
+        }
+        /* O += P V_j: keys ascending */
+#pragma unroll 2
+        for (int k = 0; k < C::BN; k += 4) {
+            float4 pv[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                pv[i] = *(const float4 *)(sp + (ty + 16 * i) * C::PPITCH + k);
+            }
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+                for (int c = 0; c < C::NC; ++c) {
+                    const float4 vv = *(const float4 *)(sv + (k + kk) * C::PITCH + 4 * tx + 64 * c);
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) {
+                        const float p = kk == 0   ? pv[i].x
+                                        : kk == 1 ? pv[i].y
+                                        : kk == 2 ? pv[i].z
+                                                  : pv[i].w;
+                        o[i][c].x = fmaf(p, vv.x, o[i][c].x);
+                        o[i][c].y = fmaf(p, vv.y, o[i][c].y);
+                        o[i][c].z = fmaf(p, vv.z, o[i][c].z);
+                        o[i][c].w = fmaf(p, vv.w, o[i][c].w);
+                    }
+                }
+            }
+        }
+    }
+    flash_cp_async_wait<0>(); /* no copy in flight when shared memory is reused */
+
+    /* O / l and LSE, rows of the sequence only, columns < Dv only */
+    float *og = (float *)a.out.ptr + ob + (int64_t)hk * g * a.out.head;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        float sum = l[i];
+#pragma unroll
+        for (int x = 1; x < 16; x <<= 1) {
+            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, x);
+        }
+        const int32_t r = ty + 16 * i;
+        if (r0 + r >= nrows) {
+            continue;
+        }
+        const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+        const int64_t t = t0 + tt;
+        const float inv = flash_row_inv(sum);
+        float *orow = og + t * a.out.row + hg * a.out.head;
+#pragma unroll
+        for (int c = 0; c < C::NC; ++c) {
+            const int col = 4 * tx + 64 * c;
+            if (col < a.dv) { /* dv is a multiple of 4 (the row's ALIGN) */
+                *(float4 *)(orow + col) =
+                    make_float4(o[i][c].x * inv, o[i][c].y * inv, o[i][c].z * inv, o[i][c].w * inv);
+            }
+        }
+        if (a.lse != NULL && tx == 0) {
+            a.lse[lse_base + (hk * g + hg) * a.lse_head + t] = flash_row_lse(m[i], sum, sl);
+        }
+    }
+    __syncthreads(); /* shared memory is reused by the block's next item */
+}
+
+/* grid.x blocks stride over a.items; rec: the guard record, read first. */
+template <class C>
+static __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
+    ffma_attention_kernel(const flash_args a, const opp__guard_record_t *rec) {
+    if (rec->code != OPP_STATUS_SUCCESS) {
+        return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
+    }
+    extern __shared__ __align__(16) float ffma_smem[];
+    float *sq = ffma_smem, *sk = sq + C::Q_ELEMS, *sv = sk + C::KV_ELEMS, *sp = sv + C::KV_ELEMS;
+    for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
+        ffma_tile<C>(a, sq, sk, sv, sp, w);
+    }
+}
+
+// --- launcher
+
+/* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of 256 threads,
+ * items = ceil(max_seqlen_q * G / 64) * B * Hkv, C::SMEM_BYTES of dynamic
+ * shared memory (the attribute is set once per device), on `stream`. */
+template <class C>
+static opp_status_t ffma_launch(const opp__problem_t *p, const opp__plan_t *plan,
+                                struct CUstream_st *stream) {
+    flash_args a = flash_args_init(p, plan, C::DB);
+    a.split_on = 0; /* f32: no split-KV (lib/attention_plan.c) */
+    a.n_mb = ((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM;
+    a.items = a.n_mb * a.batch * a.hkv;
+    const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
+    if (a.items > 0) {
+        static int smem_set[OPP__DEVICE_CACHE_SLOTS];
+        OPP_TRY(flash_smem_once((const void *)ffma_attention_kernel<C>, C::SMEM_BYTES, smem_set));
+        const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
+        ffma_attention_kernel<C><<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(a, rec);
+        OPP_CUDA_TRY(cudaGetLastError());
+    }
+    return OPP_STATUS_SUCCESS;
+}
+
+/* One launch function per F32 FAST line of kernels/kernel_list.h. */
+#define OPP__FFMA_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_)         \
+    extern "C" opp_status_t opp__launch_##name(                                                   \
+        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,           \
+        struct CUstream_st *stream) {                                                             \
+        typedef ffma_cfg<DMAX> cfg_t;                                                             \
+        static_assert(cfg_t::SMEM_BYTES == (SMEM_) && (BM_) == cfg_t::BM && (BN_) == cfg_t::BN && \
+                          (THREADS_) == cfg_t::THREADS,                                           \
+                      "ffma row");                                                                \
+        (void)row;                                                                                \
+        return ffma_launch<cfg_t>(p, plan, stream);                                               \
+    }
+
+#endif /* OPP_KERNELS_FFMA_ATTENTION_CUH */
