@@ -51,9 +51,10 @@
  * for (b), freed between. Opt-in, far longer: OPP_EDGE31_EXACT=1 runs
  * EXACT, and nothing else of (a), on the bf16 causal case (one block walks
  * 2^24 key tiles in three passes; on the EXACT row of the smallest BM,
- * exact_row: the default bm64 row's measured rate gives ~754 s, past a
- * device command's 600 s), =2 on the f16 case instead (each its own device
- * command, with OPP_EDGE31_ONLY=a);
+ * exact_row, bm32: 538.9 s on an H200 for =1, bench/RESULTS.md, eighth
+ * session; the default bm64 row's rate would give ~754 s, past a device
+ * command's 600 s), =2 on the f16 case instead (each its own device
+ * command, with OPP_EDGE31_ONLY=a; =2 not timed yet);
  * OPP_EDGE31_FLASH=1 adds the portable flash row (kernels/flash_*.cuh,
  * which an H200 dispatches only for G > 128) on both cases (its one block
  * walks 2^25 key blocks: estimated 30-60 s each).
@@ -402,7 +403,7 @@ static const opp__kernel_row_t *flash_row(opp_dtype_t dt) {
  * walks all 2^24 key tiles alone, each tile's work ~ BM x BN: bm64 took
  * 1473 ms for 2^22 keys on an H200 (bench/RESULTS.md, seventh session), ~754
  * s at 2^31 - 127, past one device command's 600 s; bm32 does half the work
- * per tile (its rate not measured yet). */
+ * per tile: 538.9 s there (eighth session). */
 static const opp__kernel_row_t *exact_row(opp_dtype_t dt) {
     const opp__kernel_row_t *best = NULL;
     for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
