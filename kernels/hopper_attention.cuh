@@ -93,6 +93,8 @@ template <int DB_, int BN_> struct hop_cfg {
     static constexpr uint32_t Q_BYTES = (uint32_t)BM * DB_ * 2; /* PANELS x BM x 128 B */
     static constexpr uint32_t KV_BYTES = (uint32_t)BN_ * DB_ * 2;
     static constexpr uint32_t Q_PANEL = (uint32_t)BM * 128, KV_PANEL = (uint32_t)BN_ * 128;
+    /* one consumer's 64 rows of one 64-column panel of the O tile */
+    static constexpr uint32_t O_PANEL = 64u * 128u;
     /* K and V rings of STAGES stages (a power of two: the counters wrap) */
     static constexpr uint32_t STAGES = OPP__HOPPER_STAGES(DB_), STAGE_SHIFT = STAGES == 4 ? 2 : 1;
     /* DB <= 128: the O tile [BM][DB] in shared memory, which TMA stores
@@ -525,7 +527,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         }
         const int32_t wtok = 64 / g; /* tokens of this consumer's rows when G divides 64 */
         if (C::TMA_O && maps.o_ok != 0 && wtok * g == 64 && t0 + (c + 1) * wtok <= ntok) {
-            const uint32_t ot = base + C::O_OFF + (uint32_t)c * C::PANELS * 8192u;
+            const uint32_t ot = base + C::O_OFF + (uint32_t)c * C::PANELS * C::O_PANEL;
             const bool lead = (ctid & 127) == 0;
             if (lead) {
                 hop_bulk_wait<true>(); /* this consumer's last store read the tile */
@@ -537,7 +539,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 const uint32_t rw = (uint32_t)(wq * 16 + qr + 8 * h); /* row of the half */
 #pragma unroll
                 for (int n = 0; n < C::DB / 8; ++n) {
-                    const uint32_t addr = ot + (uint32_t)(n / 8) * 8192u + rw * 128u +
+                    const uint32_t addr = ot + (uint32_t)(n / 8) * C::O_PANEL + rw * 128u +
                                           (((uint32_t)(n % 8) ^ (rw & 7u)) << 4) + 4u * qc;
                     const uint32_t v =
                         flash_type<DT>::pack(of[n][2 * h] * inv[h], of[n][2 * h + 1] * inv[h]);
@@ -550,7 +552,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 const int32_t row = (packed ? r0 : 0) + t0 + c * wtok;
 #pragma unroll
                 for (int p = 0; p < C::PANELS; ++p) {
-                    hop_tma_store_4d(&maps.o, ot + p * 8192u, p * 64, thk * g, row,
+                    hop_tma_store_4d(&maps.o, ot + p * C::O_PANEL, p * 64, thk * g, row,
                                      packed ? 0 : r0);
                 }
                 hop_bulk_commit();
