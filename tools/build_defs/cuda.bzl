@@ -44,7 +44,7 @@ cc_headers = rule(
     doc = "The header files of the given cc_library targets (transitively).",
 )
 
-def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], archs = OPP_CUDA_ARCH_FLAGS, visibility = None, testonly = False):
+def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], archs = OPP_CUDA_ARCH_FLAGS, visibility = None, testonly = False, ptxas_strict = False):
     """Compiles each .cu in srcs with nvcc and wraps the objects in a cc_library.
 
     Args:
@@ -57,6 +57,10 @@ def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], archs = OPP_CUDA_A
       archs: the -gencode flags (OPP_CUDA_ARCH_FLAGS or OPP_CUDA_ARCH_HOPPER).
       visibility: of the wrapper.
       testonly: of every generated target.
+      ptxas_strict: compile through tools/build_defs/nvcc_checked.sh, which
+        fails the action when ptxas reports wgmma serialisation (C7510-C7520)
+        or an ignored setmaxnreg (C7508): ptxas prints those as info, so
+        -Xptxas=-Werror does not catch them.
     """
     dep_headers = name + "_dep_headers"
     cc_headers(name = dep_headers, deps = deps, testonly = testonly)
@@ -68,9 +72,11 @@ def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], archs = OPP_CUDA_A
             name = name + "_" + base + "_nvcc",
             srcs = [src] + hdrs + [":" + dep_headers, "@cuda//:nvcc"],
             outs = [obj],
-            cmd = ("$$(readlink -f $(location @cuda//:nvcc)) -c " + " ".join(archs + OPP_NVCC_FLAGS + copts) +
+            cmd = ((("$(location //tools/build_defs:nvcc_checked.sh) ") if ptxas_strict else "") +
+                   "$$(readlink -f $(location @cuda//:nvcc)) -c " + " ".join(archs + OPP_NVCC_FLAGS + copts) +
                    " -objtemp -I. -I$(GENDIR) -Iexternal/cuda/include" +
                    " $(location " + src + ") -o $@"),
+            tools = ["//tools/build_defs:nvcc_checked.sh"] if ptxas_strict else [],
             testonly = testonly,
         )
         objs.append(obj)
