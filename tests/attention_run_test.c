@@ -60,7 +60,7 @@ static void test_workspace_size_is_the_guard_record(void **state) {
     d.q_dtype = d.k_dtype = d.v_dtype = d.out_dtype = OPP_DTYPE_F32;
     d.algo = OPP_ALGO_AUTO;
     assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
-    assert_int_equal(bytes, 256); /* f32: no FAST kernel, no partials */
+    assert_int_equal(bytes, 256); /* f32: the FFMA kernel has no split-KV, no partials */
 }
 
 /* The split-KV partials: rows = min(ceil(max_kv / S) min(total_q, B qmax),
