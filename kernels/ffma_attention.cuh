@@ -74,20 +74,9 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
     const int64_t mb = a.n_mb - 1 - w / per;
     const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
     const int32_t g = a.g;
-    int32_t lq, lkv;
-    int64_t qb, kb0, vb0, ob, lse_base;
-    if (a.cu_q != NULL) {
-        const int64_t q0 = a.cu_q[b], k0 = a.cu_kv[b];
-        lq = (int32_t)(a.cu_q[b + 1] - q0);
-        lkv = (int32_t)(a.cu_kv[b + 1] - k0);
-        qb = q0 * a.q.row, kb0 = k0 * a.k.row, vb0 = k0 * a.v.row, ob = q0 * a.out.row;
-        lse_base = q0;
-    } else {
-        lq = a.q_seqlen;
-        lkv = (int32_t)a.nonpad[b];
-        qb = b * a.q.batch, kb0 = b * a.k.batch, vb0 = b * a.v.batch, ob = b * a.out.batch;
-        lse_base = b * a.lse_batch;
-    }
+    const flash_seq seq = flash_seq_of(a, b);
+    const int32_t lq = seq.lq, lkv = seq.lkv;
+    const int64_t qb = seq.qb, kb0 = seq.kb0, vb0 = seq.vb0, ob = seq.ob, lse_base = seq.lse_base;
     const int64_t nrows = (int64_t)lq * g;
     const int64_t r0 = mb * C::BM;
     if (r0 >= nrows) {

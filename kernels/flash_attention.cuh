@@ -126,6 +126,32 @@ __device__ __forceinline__ int32_t flash_key_end(bool causal, int64_t t, int32_t
     return (int32_t)(e < 0 ? 0 : (e > lkv ? lkv : e));
 }
 
+/* Sequence b of the batch: its lengths, and where its rows start (element
+ * offsets into q, k, v and out; the LSE's token offset): packed, from
+ * cu_seqlens; padded, batch b with nonpad[b] keys. */
+struct flash_seq {
+    int32_t lq, lkv;
+    int64_t qb, kb0, vb0, ob, lse_base;
+};
+
+__device__ __forceinline__ flash_seq flash_seq_of(const flash_args &a, int32_t b) {
+    flash_seq s;
+    if (a.cu_q != NULL) {
+        const int64_t q0 = a.cu_q[b], k0 = a.cu_kv[b];
+        s.lq = (int32_t)(a.cu_q[b + 1] - q0);
+        s.lkv = (int32_t)(a.cu_kv[b + 1] - k0);
+        s.qb = q0 * a.q.row, s.kb0 = k0 * a.k.row, s.vb0 = k0 * a.v.row, s.ob = q0 * a.out.row;
+        s.lse_base = q0;
+    } else {
+        s.lq = a.q_seqlen;
+        s.lkv = (int32_t)a.nonpad[b];
+        s.qb = b * a.q.batch, s.kb0 = b * a.k.batch, s.vb0 = b * a.v.batch;
+        s.ob = b * a.out.batch;
+        s.lse_base = b * a.lse_batch;
+    }
+    return s;
+}
+
 /* One item: rows r0 .. r0+BM-1 of sequence b, kv head hk; with SPLIT, the
  * keys of split s of sequence b (all its rows: one m-block), partials out.
  * red: 32 int64 of shared memory (SPLIT only). */
@@ -137,20 +163,9 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     const int32_t split = SPLIT ? (int32_t)(w / per) : 0;
     const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
     const int32_t g = a.g;
-    int32_t lq, lkv;
-    int64_t qb, kb0, vb0, ob, lse_base;
-    if (a.cu_q != NULL) {
-        const int64_t q0 = a.cu_q[b], k0 = a.cu_kv[b];
-        lq = (int32_t)(a.cu_q[b + 1] - q0);
-        lkv = (int32_t)(a.cu_kv[b + 1] - k0);
-        qb = q0 * a.q.row, kb0 = k0 * a.k.row, vb0 = k0 * a.v.row, ob = q0 * a.out.row;
-        lse_base = q0;
-    } else {
-        lq = a.q_seqlen;
-        lkv = (int32_t)a.nonpad[b];
-        qb = b * a.q.batch, kb0 = b * a.k.batch, vb0 = b * a.v.batch, ob = b * a.out.batch;
-        lse_base = b * a.lse_batch;
-    }
+    const flash_seq seq = flash_seq_of(a, b);
+    const int32_t lq = seq.lq, lkv = seq.lkv;
+    const int64_t qb = seq.qb, kb0 = seq.kb0, vb0 = seq.vb0, ob = seq.ob, lse_base = seq.lse_base;
     /* rows r0 .. nrows-1 of this item: the main launch stops before the
      * split rows, the split launch takes exactly those (ts tokens) */
     const int32_t ts = SPLIT || a.split_on ? flash_split_tokens(lq, lkv, g) : 0;
