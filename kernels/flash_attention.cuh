@@ -182,8 +182,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     /* key blocks jb .. je-1: all of them, or those of split `split` */
     static_assert(OPP__SPLIT_KEYS % C::BN == 0, "splits hold whole key blocks");
     const int32_t jb = split * (OPP__SPLIT_KEYS / C::BN);
-    const int32_t je =
-        SPLIT && jb + OPP__SPLIT_KEYS / C::BN < nkb ? jb + OPP__SPLIT_KEYS / C::BN : nkb;
+    int32_t je = SPLIT && jb + OPP__SPLIT_KEYS / C::BN < nkb ? jb + OPP__SPLIT_KEYS / C::BN : nkb;
     /* the partial row of split token 0 (token lq - ts) */
     const int64_t part0 =
         SPLIT ? flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g}.split_offset(b, red) +
@@ -264,6 +263,25 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     /* p = 2^(s sl - max sl); with softcap, s is c log2(e) tanh(..) and sl = 1;
      * m is kept raw (unscaled) */
     const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
+    /* a warp whose rows all lie past the sequence's (a decode tile of G
+     * rows, a sequence's last tile) only loads its share of K and V and
+     * meets the barriers: its rows are never stored, and every row's
+     * arithmetic is its own, so no stored bit changes */
+    if (SPLIT && r0 + warp * 16 * C::MT >= nrows) {
+        for (int32_t j = jb; j < je; ++j) {
+            flash_cp_async_wait<0>();
+            __syncthreads(); /* as the loop below */
+            load_kv(sv, vg, a.v.row, a.dv, j);
+            flash_cp_async_commit();
+            flash_cp_async_wait<0>();
+            __syncthreads();
+            if (j + 1 < je) {
+                load_kv(sk, kg, a.k.row, a.d, j + 1);
+            }
+            flash_cp_async_commit();
+        }
+        je = jb; /* the loop below runs no block */
+    }
     for (int32_t j = jb; j < je; ++j) {
         flash_cp_async_wait<0>();
         __syncthreads(); /* K_j (and Q) landed; every warp is done with V_{j-1} */
