@@ -117,6 +117,18 @@ struct flash_args {
 
 // --- kernels
 
+/* __syncthreads, or in the split kernel a barrier.sync without .aligned:
+ * there the warps with no split row meet the barriers from a loop of their
+ * own (flash_tile), and .aligned (bar.sync, __syncthreads) requires every
+ * thread of the block to execute the same barrier instruction. */
+template <bool SPLIT> __device__ __forceinline__ void flash_block_sync() {
+    if constexpr (SPLIT) {
+        asm volatile("barrier.sync 0;" ::: "memory");
+    } else {
+        __syncthreads();
+    }
+}
+
 /* Keys visible to local query token t: 0 .. key_end - 1 (clamped to 0..lkv). */
 __device__ __forceinline__ int32_t flash_key_end(bool causal, int64_t t, int32_t lq, int32_t lkv) {
     if (!causal) {
@@ -263,18 +275,19 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     /* p = 2^(s sl - max sl); with softcap, s is c log2(e) tanh(..) and sl = 1;
      * m is kept raw (unscaled) */
     const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
-    /* a warp whose rows all lie past the sequence's (a decode tile of G
-     * rows, a sequence's last tile) only loads its share of K and V and
-     * meets the barriers: its rows are never stored, and every row's
-     * arithmetic is its own, so no stored bit changes */
+    /* (split kernel) a warp whose rows all lie past the split rows (a
+     * decode tile of G rows) only loads its share of K and V and meets the
+     * barriers, as many as the loop below, from barrier instructions of
+     * its own (flash_block_sync: not .aligned): its rows are never stored,
+     * and every row's arithmetic is its own, so no stored bit changes */
     if (SPLIT && r0 + warp * 16 * C::MT >= nrows) {
         for (int32_t j = jb; j < je; ++j) {
             flash_cp_async_wait<0>();
-            __syncthreads(); /* as the loop below */
+            flash_block_sync<SPLIT>(); /* as the loop below */
             load_kv(sv, vg, a.v.row, a.dv, j);
             flash_cp_async_commit();
             flash_cp_async_wait<0>();
-            __syncthreads();
+            flash_block_sync<SPLIT>();
             if (j + 1 < je) {
                 load_kv(sk, kg, a.k.row, a.d, j + 1);
             }
@@ -284,7 +297,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     }
     for (int32_t j = jb; j < je; ++j) {
         flash_cp_async_wait<0>();
-        __syncthreads(); /* K_j (and Q) landed; every warp is done with V_{j-1} */
+        flash_block_sync<SPLIT>(); /* K_j (and Q) landed; every warp is done with V_{j-1} */
         load_kv(sv, vg, a.v.row, a.dv, j);
         flash_cp_async_commit();
         float s[C::MT][C::BN / 8][4];
@@ -343,7 +356,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             }
         }
         flash_cp_async_wait<0>();
-        __syncthreads(); /* V_j landed; every warp is done with K_j */
+        flash_block_sync<SPLIT>(); /* V_j landed; every warp is done with K_j */
         if (j + 1 < je) {
             load_kv(sk, kg, a.k.row, a.d, j + 1);
         }
@@ -464,15 +477,20 @@ static __global__ void __launch_bounds__(C::THREADS)
 template <int DT, class C>
 static __global__ void __launch_bounds__(C::THREADS, 4)
     flash_split_kernel(const flash_args a, const opp__guard_record_t *rec) {
-    if (rec->code != OPP_STATUS_SUCCESS) {
-        return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
-    }
     extern __shared__ __align__(16) uint16_t flash_smem[];
     __shared__ long long red[32];
     uint16_t *sq = flash_smem, *sk = sq + C::Q_ELEMS, *sv = sk + C::KV_ELEMS;
-    for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
+    /* (bad cu_seqlens / nonpad, found by the guard: touch nothing) */
+    for (int64_t w = blockIdx.x; w < a.items && rec->code == OPP_STATUS_SUCCESS; w += gridDim.x) {
         flash_tile<DT, C, true>(a, sq, sk, sv, w, red);
     }
+#if __CUDA_ARCH__ >= 900
+    /* after the Hopper kernel, this launch is its programmatic dependent
+     * (flash_launch_split): it may start before that kernel ends, and does
+     * not end before it, so what follows on the stream sees both (a no-op
+     * after any other launch) */
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 }
 
 /* Sets a kernel's dynamic shared memory limit once per device (a
@@ -492,10 +510,15 @@ static inline opp_status_t flash_smem_once(const void *kernel, size_t bytes, int
 // --- launchers
 
 /* The split launch (every split of every sequence that splits) and the
- * combine, after the main launch on the same stream. */
+ * combine, after the main launch on the same stream. after_hopper: the
+ * Hopper kernel was launched just before (on an SM 90 device); the split
+ * launch is then its programmatic dependent (PDL: it starts on the SMs the
+ * Hopper kernel's blocks leave; they write disjoint memory), which the
+ * split kernel's griddepcontrol.wait keeps from ending first. */
 template <int DT, class C>
 static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
-                                       const opp__guard_record_t *rec, struct CUstream_st *stream) {
+                                       const opp__guard_record_t *rec, struct CUstream_st *stream,
+                                       bool after_hopper) {
     typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, C::BN, 4> S;
     flash_args sa = a;
     sa.n_mb = 1;
@@ -505,7 +528,22 @@ static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t
     OPP_TRY(
         flash_smem_once((const void *)flash_split_kernel<DT, S>, S::SMEM_BYTES, split_smem_set));
     const unsigned sgrid = sa.items < 0x7FFFFFFF ? (unsigned)sa.items : 0x7FFFFFFFu;
-    flash_split_kernel<DT, S><<<sgrid, S::THREADS, S::SMEM_BYTES, (cudaStream_t)stream>>>(sa, rec);
+    if (after_hopper) {
+        cudaLaunchAttribute attr[1] = {};
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(sgrid);
+        cfg.blockDim = dim3(S::THREADS);
+        cfg.dynamicSmemBytes = S::SMEM_BYTES;
+        cfg.stream = (cudaStream_t)stream;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        OPP_CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_split_kernel<DT, S>, sa, rec));
+    } else {
+        flash_split_kernel<DT, S>
+            <<<sgrid, S::THREADS, S::SMEM_BYTES, (cudaStream_t)stream>>>(sa, rec);
+    }
     OPP_CUDA_TRY(cudaGetLastError());
     /* the combine, in split order */
     flash_combine_args ca;
@@ -592,7 +630,7 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
     }
     if constexpr (C::DB <= OPP__SPLIT_DMAX) {
         if (a.split_on) {
-            return flash_launch_split<DT, C>(a, p, rec, stream);
+            return flash_launch_split<DT, C>(a, p, rec, stream, false);
         }
     }
     return OPP_STATUS_SUCCESS;
@@ -616,11 +654,11 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
 #define OPP__FLASH_SPLIT_ENTRY_DECL(DTYPE, DB)                                        \
     opp_status_t OPP__FLASH_SPLIT_ENTRY_NAME(DTYPE, DB)(                              \
         const flash_args &a, const opp__problem_t *p, const opp__guard_record_t *rec, \
-        struct CUstream_st *stream)
-#define OPP__FLASH_SPLIT_ENTRY(DTYPE, DB)                                                  \
-    OPP__FLASH_SPLIT_ENTRY_DECL(DTYPE, DB) {                                               \
-        return flash_launch_split<OPP_DTYPE_##DTYPE, flash_cfg<DB, 128, 64, 4>>(a, p, rec, \
-                                                                                stream);   \
+        struct CUstream_st *stream, bool after_hopper)
+#define OPP__FLASH_SPLIT_ENTRY(DTYPE, DB)                                                          \
+    OPP__FLASH_SPLIT_ENTRY_DECL(DTYPE, DB) {                                                       \
+        return flash_launch_split<OPP_DTYPE_##DTYPE, flash_cfg<DB, 128, 64, 4>>(a, p, rec, stream, \
+                                                                                after_hopper);     \
     }
 OPP__FLASH_SPLIT_ENTRY_DECL(F16, 64);
 OPP__FLASH_SPLIT_ENTRY_DECL(BF16, 64);

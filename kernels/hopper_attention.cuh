@@ -58,7 +58,8 @@
  * (anchored at key 0, static BN), never on the other rows of its tile, the
  * layout or the batch. Split-KV: the split rows (kernels/flash_split.cuh,
  * the same rule) run on the flash split kernel of the same bucket
- * (OPP__FLASH_SPLIT_ENTRY), after this launch.
+ * (OPP__FLASH_SPLIT_ENTRY), after this launch as its programmatic
+ * dependent: its blocks start on the SMs this launch's blocks leave.
  * Work: items (m-block, sequence, kv head) in (sequence, kv head) pairs,
  * each pair's highest m-blocks (under causal masking the longest) first.
  * A grid of one block per SM claims them one at a time from a counter in
@@ -143,6 +144,9 @@ template <int DT, class C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
                             opp__guard_record_t *rec) {
+    /* the split launch after this one may start now, on the SMs this
+     * launch's blocks leave (kernels/flash_attention.cuh, PDL) */
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     if (rec->code != OPP_STATUS_SUCCESS) {
         return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
     }

@@ -116,7 +116,7 @@ template <int DT, class C>
 static opp_status_t
 hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_st *stream,
               opp_status_t (*split)(const flash_args &, const opp__problem_t *,
-                                    const opp__guard_record_t *, struct CUstream_st *)) {
+                                    const opp__guard_record_t *, struct CUstream_st *, bool)) {
     flash_args a = flash_args_init(p, plan, C::DB);
     a.split_on = a.split_on && split != NULL;
     const int32_t bmt = C::BM / a.g;
@@ -164,7 +164,7 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
         OPP_CUDA_TRY(cudaGetLastError());
     }
     if (a.split_on) {
-        return split(a, p, rec, stream);
+        return split(a, p, rec, stream, a.items > 0); /* PDL after a launch of this kernel */
     }
     return OPP_STATUS_SUCCESS;
 }

@@ -264,7 +264,10 @@ static void test_fast_every_row(void **state) {
 /* opp_packed_attention_fwd_lse (FAST) captured once on a non-default
  * stream: every replay (output and LSE re-poisoned in between) gives the
  * bits of a direct run; after new values are copied into the inputs, a
- * replay gives the direct run's bits for those. */
+ * replay gives the direct run's bits for those. Sequence 1 (one query, 1500
+ * keys) runs split-KV: the split launch and its combine are in the graph
+ * (on an SM 90 device the split launch is the Hopper kernel's programmatic
+ * dependent, a PDL edge of the graph). */
 static void test_fast_graph_capture(void **state) {
     (void)state;
     OPP_FT_REQUIRE_DEVICE();
@@ -273,7 +276,7 @@ static void test_fast_graph_capture(void **state) {
         int32_t hq, hkv, d, dv, causal;
         float softcap;
     } cfg[2] = {{OPP_DTYPE_BF16, 8, 2, 128, 128, 1, 0.0f}, {OPP_DTYPE_F16, 6, 1, 96, 64, 0, 30.0f}};
-    const int32_t lq[3] = {130, 1, 45}, lkv[3] = {130, 70, 20};
+    const int32_t lq[3] = {130, 1, 45}, lkv[3] = {130, 1500, 20};
     for (int c = 0; c < 2; ++c) {
         opp_lb_t in[2];
         opp_ft_res_t want[2];
