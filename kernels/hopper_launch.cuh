@@ -92,14 +92,16 @@ static inline opp_status_t hop_map(hop_encode_fn enc, CUtensorMap *m, const char
 }
 
 /* Whether TMA can address tensor t (16-bit elements): a 16-byte aligned
- * pointer, strides of 16-byte multiples below 2^40 bytes. */
+ * pointer, strides of 16-byte multiples below 2^40 bytes
+ * (OPP__TMA_STRIDE_BYTES_LIMIT). */
 static inline bool hop_tma_ok(const opp__tensor_t *t, int64_t nb) {
     const int64_t strides[3] = {t->head, t->row, nb > 1 ? t->batch : t->row};
     if (((uintptr_t)t->ptr & 15u) != 0) {
         return false;
     }
     for (int i = 0; i < 3; ++i) {
-        if (strides[i] <= 0 || (strides[i] * 2) % 16 != 0 || strides[i] * 2 >= ((int64_t)1 << 40)) {
+        if (strides[i] <= 0 || (strides[i] * 2) % 16 != 0 ||
+            strides[i] * 2 >= OPP__TMA_STRIDE_BYTES_LIMIT) {
             return false;
         }
     }

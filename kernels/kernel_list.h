@@ -122,6 +122,12 @@
     ((size_t)1280 +                        \
      ((size_t)(BM) * ((DB) <= 128 ? 2 : 1) + 2 * OPP__HOPPER_STAGES(DB) * (size_t)(BN)) * (DB)*2)
 
+/* A TMA tensor map takes strides below 2^40 bytes: larger strides of q, k
+ * or v send a problem from the SM 90 rows to a flash row (lib/dispatch.c);
+ * an out the map cannot describe is stored from registers
+ * (kernels/hopper_launch.cuh). */
+#define OPP__TMA_STRIDE_BYTES_LIMIT ((int64_t)1 << 40)
+
 /* The FAST Hopper kernel (kernels/hopper_attention.cuh: TMA loads, wgmma,
  * one producer warp and two consumer warpgroups of 64 rows each), compute
  * capability 9.0 only; listed first, so on an H100 / H200 it serves D, Dv

@@ -80,10 +80,11 @@ static int strides_aligned(const opp__problem_t *p, int32_t align) {
 }
 
 /* 1 if every stride of q, k and v is below 2^40 bytes at 16 bits per element:
- * the limit of a TMA tensor map, through which the SM 90 rows load them
- * (a larger stride, which validation accepts, takes a flash row). */
+ * the limit of a TMA tensor map (OPP__TMA_STRIDE_BYTES_LIMIT), through which
+ * the SM 90 rows load them (a larger stride, which validation accepts, takes
+ * a flash row). */
 static int tma_strides_fit(const opp__problem_t *p) {
-    const int64_t limit = ((int64_t)1 << 40) / 2;
+    const int64_t limit = OPP__TMA_STRIDE_BYTES_LIMIT / 2;
     const opp__tensor_t *t[3] = {&p->q, &p->k, &p->v};
     for (int i = 0; i < 3; ++i) {
         if (t[i]->row >= limit || t[i]->head >= limit || t[i]->batch >= limit) {
