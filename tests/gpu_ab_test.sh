@@ -6,6 +6,8 @@
 #     alt), the table holds each turn's median and alt / this = 1.500, a
 #     run whose line says validated false shows as nan, the exit status is 0;
 #   - a failing build's run makes the exit status 1;
+#   - --ncu: per build, each kernel's launches, median duration and DRAM
+#     throughput from ncu's CSV (a fake ncu on PATH writes it);
 #   - --help, and the errors of a missing --only, a bad --rounds and an
 #     unknown option (exit 2);
 #   - bench/decode_probes.json passes oppbench's workload schema (oppbench
@@ -75,6 +77,35 @@ fake 1.5 true 1 >"$S/ab/alt/oppbench"
 OUT=$T/out3 bash "$S/ab.sh" --only w1 --rounds 1 >/dev/null 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "exit $rc with a failing build, expected 1"
+
+# --ncu: each build's kernels from ncu's CSV (a fake ncu on PATH writes it)
+mkdir -p "$T/bin"
+cat >"$T/bin/ncu" <<'EOF'
+#!/bin/bash
+log=""
+while [ $# -gt 0 ]; do
+    [ "$1" = --log-file ] && log=$2
+    shift
+done
+h='"ID","Kernel Name","Block Size","dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum"'
+{
+    echo "==PROF== a message"
+    echo "$h"
+    echo '"","","","%","nsecond"'
+    echo '"0","flash_decode_kernel","(128, 1, 1)","72.0","300000"'
+    echo '"1","flash_decode_kernel","(128, 1, 1)","70.0","310000"'
+    echo '"2","flash_combine_kernel","(128, 1, 1)","20.0","12000"'
+} >"$log"
+EOF
+chmod +x "$T/bin/ncu"
+fake 1.0 true >"$S/ab/alt/oppbench"
+PATH=$T/bin:$PATH OUT=$T/out5 bash "$S/ab.sh" --only w1 --rounds 1 --ncu w1 >/dev/null 2>&1 ||
+    fail "--ncu run failed: $(cat "$T/out5/ab.log")"
+n=$(grep -c '^  flash_decode_kernel  *2 launches, median     305.0 us, DRAM  71.0 % of peak$' \
+    "$T/out5/ab.txt")
+[ "$n" -eq 2 ] || fail "--ncu: $n decode lines (one per build expected): $(cat "$T/out5/ab.txt")"
+grep -q '^  flash_combine_kernel  *1 launches, median      12.0 us, DRAM  20.0 % of peak$' \
+    "$T/out5/ab.txt" || fail "--ncu: no combine line: $(cat "$T/out5/ab.txt")"
 
 # --help and argument errors
 bash "$S/ab.sh" --help | grep -q 'A/B of builds' || fail "--help"

@@ -13,8 +13,13 @@
 #   (first each staged build's fast_gpu_test: the L4 batch invariance and
 #   accuracy of that build; stage/'s own tests are run_all.sh's); --reps N
 #   (oppbench --reps, default 20); --anchors (torch_anchors.py on --only
-#   afterwards: FA2 varlen in the same command); --timeout S (per binary,
-#   default 120)
+#   afterwards: FA2 varlen in the same command); --ncu NAME (last, per
+#   build: ncu on workload NAME of --workloads, the library's kernels only -
+#   guard, Hopper, flash, decode, combine, FFMA - each kernel's launches,
+#   median duration and DRAM throughput into ab.txt; ncu runs the kernels
+#   one at a time, with caches flushed before each and the clocks left
+#   free, so the durations add up to more than a timed run's); --timeout S
+#   (per binary, default 120)
 #
 # Every oppbench run validates FAST against EXACT before it times (--impl
 # fast: EXACT and cuBLAS run once for the check). Output: into $OUT (else
@@ -31,7 +36,7 @@ STAGE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$STAGE")
 cd "$ROOT" || exit 2
 
-wl=$STAGE/bench/workloads.json only="" rounds=2 decode_only="" tests=0 reps=20 anchors=0
+wl=$STAGE/bench/workloads.json only="" rounds=2 decode_only="" tests=0 reps=20 anchors=0 ncu_w=""
 per_bin_timeout=120
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -42,6 +47,7 @@ while [ $# -gt 0 ]; do
     --tests) tests=1 ;;
     --reps) reps=${2:?--reps needs a count}; shift ;;
     --anchors) anchors=1 ;;
+    --ncu) ncu_w=${2:?--ncu needs a workload name}; shift ;;
     --timeout) per_bin_timeout=${2:?--timeout needs seconds}; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ab: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -111,7 +117,10 @@ if [ $tests -eq 1 ]; then
             continue
         fi
         run "${names[$i]} fast_gpu_test" "${testbins[$i]}"
-        say "ab: ${names[$i]} fast_gpu_test: $(grep -E '^\[  (PASSED|FAILED) ' "$LOG/ab.log" | tail -1)"
+        # its CMocka totals: passed, skipped (no GPU), failed
+        say "ab: ${names[$i]} fast_gpu_test: $(awk -v m="==================== ${names[$i]} fast_gpu_test:" \
+            'index($0, m) == 1 {on = 1; next} on && /^====================/ {on = 0}
+             on && /^\[  (PASSED|SKIPPED|FAILED) *\] [0-9]/ {printf "%s ", $0}' "$LOG/ab.log")"
     done
 fi
 
@@ -174,6 +183,37 @@ if [ $anchors -eq 1 ] && [ -n "$only" ]; then
 for l in sys.stdin:
     r = json.loads(l)
     print("  %s %s" % (r["workload"], r.get("ms", r.get("error"))))' | tee -a "$LOG/ab.txt"
+fi
+if [ -n "$ncu_w" ]; then
+    for i in "${!names[@]}"; do
+        n=${names[$i]}
+        csv=$J/ncu.$n.csv
+        run "$n ncu $ncu_w" ncu --csv --page raw --print-units base --log-file "$csv" \
+            --print-kernel-base function --clock-control none \
+            --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+            --kernel-name regex:'varlen_guard|hopper_attention|flash_|ffma_' \
+            "${benches[$i]}" --workloads "$wl" --only "$ncu_w" --impl fast --reps 2 --warmup 0
+        say "ncu, build $n, $ncu_w (kernels serialized, caches flushed before each, clocks free):"
+        python3 - "$csv" <<'EOF' | tee -a "$LOG/ab.txt"
+import csv, statistics, sys
+rows = {}
+try:
+    lines = [l for l in open(sys.argv[1]) if not l.startswith("==")]
+except OSError as e:
+    print("  no ncu output (%s)" % e)
+    sys.exit(0)
+for r in csv.DictReader(lines):
+    try:
+        us = float(r["gpu__time_duration.sum"]) / 1e3  # ns
+        dram = float(r["dram__throughput.avg.pct_of_peak_sustained_elapsed"])
+    except (KeyError, ValueError):
+        continue  # the units row
+    rows.setdefault(r["Kernel Name"], []).append((us, dram))
+for k, v in rows.items():
+    print("  %-28s %3d launches, median %9.1f us, DRAM %5.1f %% of peak"
+          % (k, len(v), statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)))
+EOF
+    done
 fi
 rm -rf "$J"
 say "ab: exit $status"
