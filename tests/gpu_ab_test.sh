@@ -1,8 +1,8 @@
 #!/bin/bash
 # gpu_ab_test.sh - tools/gpu_ab.sh (stage/ab.sh) without a GPU:
-#   - on a fake stage/ (stage/oppbench and stage/ab/alt/oppbench are scripts
-#     that log their turn and print oppbench's JSON line with a fixed median:
-#     1.0 ms and 1.5 ms), two turns: the builds run in turns (this alt this
+#   - on a fake stage/ (stage/oppbench and stage/ab/alt/oppbench.xz, which
+#     stage/unpack.sh unpacks, are scripts that log their turn and print
+#     oppbench's JSON line with a fixed median: 1.0 ms and 1.5 ms), two turns: the builds run in turns (this alt this
 #     alt), the table holds each turn's median and alt / this = 1.500, a
 #     run whose line says validated false shows as nan, the exit status is 0;
 #   - a failing build's run makes the exit status 1;
@@ -13,11 +13,12 @@
 #   - bench/decode_probes.json passes oppbench's workload schema (oppbench
 #     --list, no GPU): its four workloads, L_q up to 16 for the speculative
 #     ones and both L_q 1 and 512 in the mixed one.
-# Usage (from Bazel): gpu_ab_test.sh <gpu_ab.sh> <oppbench> <decode_probes.json>
+# Usage (from Bazel): gpu_ab_test.sh <gpu_ab.sh> <gpu_unpack.sh> <oppbench> <decode_probes.json>
 set -u
 ab_src=$1
-oppbench=$2
-probes=$3
+unpack_src=$2
+oppbench=$3
+probes=$4
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() {
@@ -29,6 +30,7 @@ fail() {
 S=$T/stage
 mkdir -p "$S/bench" "$S/ab/alt" "$S/tests"
 cp "$ab_src" "$S/ab.sh"
+cp "$unpack_src" "$S/unpack.sh"
 echo '{"version": 1, "workloads": []}' >"$S/bench/workloads.json"
 printf 'staged now\ncommit 0123456789abcdef\n' >"$S/STAGE_INFO.txt"
 echo fedcba9876543210 >"$S/ab/alt/COMMIT"
@@ -51,6 +53,8 @@ EOF
 fake 1.0 true >"$S/oppbench"
 fake 1.5 true >"$S/ab/alt/oppbench"
 chmod +x "$S/oppbench" "$S/ab/alt/oppbench"
+# the ab build staged compressed, as gpu_stage.sh does: ab.sh unpacks it
+xz -f "$S/ab/alt/oppbench" || fail "xz"
 
 OUT=$T/out bash "$S/ab.sh" --only w1 --rounds 2 >"$T/stdout.txt" 2>&1
 rc=$?

@@ -58,18 +58,9 @@ done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ab: --rounds $rounds: a positive count" >&2; exit 2; }
 [ -f "$wl" ] || { echo "ab: --workloads $wl: no such file" >&2; exit 2; }
 
-# unpack what gpu_stage.sh compressed (xz, else python3's lzma)
-unpack() {
-    local z=$1
-    [ -f "${z%.xz}" ] && [ ! "$z" -nt "${z%.xz}" ] && return 0
-    if command -v xz >/dev/null; then
-        xz -dkf "$z"
-    else
-        python3 -c 'import lzma, shutil, sys
-with lzma.open(sys.argv[1]) as i, open(sys.argv[1][:-3], "wb") as o:
-    shutil.copyfileobj(i, o)' "$z"
-    fi && chmod a+x "${z%.xz}"
-}
+# unpack what gpu_stage.sh compressed (stage/unpack.sh, from tools/gpu_unpack.sh)
+# shellcheck source=gpu_unpack.sh
+. "$STAGE/unpack.sh" || exit 2
 # builds: name, oppbench, fast_gpu_test, commit
 names=(this) benches=("$STAGE/oppbench") testbins=("$STAGE/tests/fast_gpu_test")
 commits=("$(sed -n 's/^commit \(.\{10\}\).*/\1/p' "$STAGE/STAGE_INFO.txt" 2>/dev/null)")
@@ -81,7 +72,7 @@ for d in "$STAGE"/ab/*/; do
     commits+=("$(head -c 10 "${d}COMMIT" 2>/dev/null)")
 done
 while IFS= read -r -d '' z; do
-    unpack "$z" || { echo "ab: cannot unpack $z" >&2; exit 2; }
+    opp_unpack "$z" || { echo "ab: cannot unpack $z" >&2; exit 2; }
 done < <(find "$STAGE" \( -path "$STAGE/ab/*" -o -path "$STAGE/oppbench.xz" \
     -o -path "$STAGE/tests/fast_gpu_test.xz" \) -name '*.xz' -print0)
 export LD_LIBRARY_PATH="$STAGE/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

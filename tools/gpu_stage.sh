@@ -43,6 +43,7 @@
 #   stage/ab.sh              copied from tools/gpu_ab.sh: this build against the
 #                            --ab builds, timed in turns, in one device command
 #   stage/ab/NAME/           oppbench.xz, fast_gpu_test.xz, COMMIT (--ab NAME=REF)
+#   stage/unpack.sh          copied from tools/gpu_unpack.sh: the unpacking both use
 #   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
 # On the GPU machine (device tool), from the repo root, with carry ["stage"]:
 #   bash stage/run_all.sh --sanitize, then bash stage/run_all.sh --no-tests --bench --oppcheck
@@ -214,6 +215,7 @@ done
 cp tools/ci_summary.py "$STAGE/ci_summary.py"
 cp tools/gpu_run_all.sh "$STAGE/run_all.sh"
 cp tools/gpu_ab.sh "$STAGE/ab.sh"
+cp tools/gpu_unpack.sh "$STAGE/unpack.sh"
 chmod a+x "$STAGE/run_all.sh" "$STAGE/ab.sh"
 
 # --- --ab NAME=REF: oppbench and fast_gpu_test of commit REF, built -c opt
