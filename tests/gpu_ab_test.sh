@@ -6,6 +6,7 @@
 #     alt), the table holds each turn's median and alt / this = 1.500, a
 #     run whose line says validated false shows as nan, the exit status is 0;
 #   - a failing build's run makes the exit status 1;
+#   - --sweep-only / --decode-only: oppbench --sweep / --decode-sweep per build;
 #   - --ncu: per build, each kernel's launches, median duration and DRAM
 #     throughput from ncu's CSV (a fake ncu on PATH writes it);
 #   - --help, and the errors of a missing --only, a bad --rounds and an
@@ -38,6 +39,7 @@ echo fedcba9876543210 >"$S/ab/alt/COMMIT"
 fake() {
     cat <<EOF
 #!/bin/bash
+echo "\$*" >>"$T/args.txt"
 json=""
 while [ \$# -gt 0 ]; do
     [ "\$1" = --json ] && json=\$2
@@ -110,6 +112,14 @@ n=$(grep -c '^  flash_decode_kernel  *2 launches, median     305.0 us, DRAM  71.
 [ "$n" -eq 2 ] || fail "--ncu: $n decode lines (one per build expected): $(cat "$T/out5/ab.txt")"
 grep -q '^  flash_combine_kernel  *1 launches, median      12.0 us, DRAM  20.0 % of peak$' \
     "$T/out5/ab.txt" || fail "--ncu: no combine line: $(cat "$T/out5/ab.txt")"
+
+# --sweep-only and --decode-only alone: each build's oppbench gets the sweep's options
+rm -f "$T/args.txt"
+OUT=$T/out6 bash "$S/ab.sh" --sweep-only sweep_x --decode-only decode_y --rounds 1 >/dev/null 2>&1 ||
+    fail "--sweep-only / --decode-only failed: $(cat "$T/out6/ab.log")"
+n=$(grep -c -- '^--sweep --only sweep_x --reps 20 --json ' "$T/args.txt")
+m=$(grep -c -- '^--decode-sweep --only decode_y --reps 20 --json ' "$T/args.txt")
+[ "$n" -eq 2 ] && [ "$m" -eq 2 ] || fail "sweep / decode runs $n / $m (2 builds each): $(cat "$T/args.txt")"
 
 # --help and argument errors
 bash "$S/ab.sh" --help | grep -q 'A/B of builds' || fail "--help"

@@ -9,7 +9,9 @@
 #                                       stage/bench/workloads.json; also e.g.
 #                                       stage/bench/decode_probes.json)
 #   options: --workloads FILE; --rounds N (turns, default 2); --decode-only
-#   C1,C2 (also decode-sweep cases, oppbench --decode-sweep --only); --tests
+#   C1,C2 (also decode-sweep cases, oppbench --decode-sweep --only);
+#   --sweep-only C1,C2 (also length-sweep cases, oppbench --sweep --only,
+#   e.g. sweep_d64_causal_L4096); --tests
 #   (first each staged build's fast_gpu_test: the L4 batch invariance and
 #   accuracy of that build; stage/'s own tests are run_all.sh's); --reps N
 #   (oppbench --reps, default 20); --anchors (torch_anchors.py on --only
@@ -36,7 +38,8 @@ STAGE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$STAGE")
 cd "$ROOT" || exit 2
 
-wl=$STAGE/bench/workloads.json only="" rounds=2 decode_only="" tests=0 reps=20 anchors=0 ncu_w=""
+wl=$STAGE/bench/workloads.json only="" rounds=2 decode_only="" sweep_only="" tests=0 reps=20
+anchors=0 ncu_w=""
 per_bin_timeout=120
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
     --only) only=${2:?--only needs names}; shift ;;
     --rounds) rounds=${2:?--rounds needs a count}; shift ;;
     --decode-only) decode_only=${2:?--decode-only needs case names}; shift ;;
+    --sweep-only) sweep_only=${2:?--sweep-only needs case names}; shift ;;
     --tests) tests=1 ;;
     --reps) reps=${2:?--reps needs a count}; shift ;;
     --anchors) anchors=1 ;;
@@ -54,7 +58,10 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ -n "$only" ] || [ -n "$decode_only" ] || { echo "ab: --only or --decode-only is required" >&2; exit 2; }
+[ -n "$only$decode_only$sweep_only" ] || {
+    echo "ab: --only, --decode-only or --sweep-only is required" >&2
+    exit 2
+}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ab: --rounds $rounds: a positive count" >&2; exit 2; }
 [ -f "$wl" ] || { echo "ab: --workloads $wl: no such file" >&2; exit 2; }
 
@@ -159,6 +166,10 @@ for turn in $(seq 1 "$rounds"); do
         if [ -n "$decode_only" ]; then
             run "$n turn $turn decode" "${benches[$i]}" --decode-sweep --only "$decode_only" \
                 --reps "$reps" --json "$J/$n.$turn.decode.jsonl"
+        fi
+        if [ -n "$sweep_only" ]; then
+            run "$n turn $turn sweep" "${benches[$i]}" --sweep --only "$sweep_only" \
+                --reps "$reps" --json "$J/$n.$turn.sweep.jsonl"
         fi
     done
     echo "ab: after turn $turn (median ms of FAST, each turn; NaN: not validated):"
