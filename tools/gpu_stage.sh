@@ -14,7 +14,11 @@
 #   bash tools/gpu_stage.sh --ab NAME=REF    also build oppbench and fast_gpu_test of
 #                                            commit REF (a temporary worktree) into
 #                                            stage/ab/NAME/ (~4 MiB compressed) for
-#                                            stage/ab.sh (tools/gpu_ab.sh); repeatable
+#                                            stage/ab.sh (tools/gpu_ab.sh); repeatable.
+#                                            Each is a build in a fresh output base:
+#                                            minutes with a Bazel disk cache
+#                                            (build --disk_cache=... in ~/.bazelrc),
+#                                            a clean build's time without one
 #
 # What it builds: every cc_test of //tests (bazel query 'kind(cc_test,
 # //tests:all)'; CPU tests too, they are cheap), //bench:oppbench and
@@ -74,6 +78,10 @@ while [ $# -gt 0 ]; do
     --ab)
         [ $# -gt 0 ] && [[ $1 =~ ^[A-Za-z0-9_.-]+=.+$ ]] || {
             echo "gpu_stage: --ab needs NAME=REF (NAME: letters, digits, _ . -), got '${1:-}'" >&2
+            exit 2
+        }
+        [[ ${1%%=*} != this ]] && [[ " ${ab[*]+${ab[*]}} " != *" ${1%%=*}="* ]] || {
+            echo "gpu_stage: --ab ${1%%=*}: a second build of that name, or 'this' (the tree's)" >&2
             exit 2
         }
         ab+=("$1")
@@ -225,12 +233,14 @@ chmod a+x "$STAGE/run_all.sh" "$STAGE/ab.sh"
 for spec in ${ab[@]+"${ab[@]}"}; do
     name=${spec%%=*} ref=${spec#*=}
     commit=$(git rev-parse --verify --quiet "$ref^{commit}") || die "--ab $spec: no commit $ref"
-    wt=$(mktemp -d)/$name
+    wtd=$(mktemp -d)
+    wt=$wtd/$name
     git worktree add --detach "$wt" "$commit" >/dev/null || die "--ab $spec: git worktree add failed"
     echo "gpu_stage: --ab $name: building $commit in $wt"
     if ! (cd "$wt" && bazel build -c opt --dynamic_mode=off //bench:oppbench //tests:fast_gpu_test); then
         (cd "$wt" && bazel clean --expunge >/dev/null 2>&1)
         git worktree remove --force "$wt"
+        rmdir "$wtd"
         die "--ab $spec: bazel build failed"
     fi
     abin=$(cd "$wt" && bazel info -c opt --dynamic_mode=off bazel-bin 2>/dev/null)
@@ -239,6 +249,7 @@ for spec in ${ab[@]+"${ab[@]}"}; do
     echo "$commit" >"$STAGE/ab/$name/COMMIT"
     (cd "$wt" && bazel clean --expunge >/dev/null 2>&1)
     git worktree remove --force "$wt"
+    rmdir "$wtd"
     for f in "$STAGE/ab/$name/oppbench" "$STAGE/ab/$name/fast_gpu_test"; do
         chmod u+w,a+x "$f"
         xz -T0 -3 -f "$f" || die "xz $f failed"
