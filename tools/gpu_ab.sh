@@ -19,9 +19,10 @@
 #   build: ncu on workload NAME of --workloads, the library's kernels only -
 #   guard, Hopper, flash, decode, combine, FFMA - each kernel's launches,
 #   median duration and DRAM throughput into ab.txt; ncu runs the kernels
-#   one at a time, with caches flushed before each and the clocks left
-#   free, so the durations add up to more than a timed run's); --timeout S
-#   (per binary, default 120)
+#   one at a time (no overlap, no programmatic launch), clocks free and no
+#   cache flush of its own - oppbench flushes L2 before each timed run, as
+#   in the timing - so the durations add up to more than a timed run's);
+#   --timeout S (per binary, default 120)
 #
 # Every oppbench run validates FAST against EXACT before it times (--impl
 # fast: EXACT and cuBLAS run once for the check). Output: into $OUT (else
@@ -191,11 +192,11 @@ if [ -n "$ncu_w" ]; then
         n=${names[$i]}
         csv=$J/ncu.$n.csv
         run "$n ncu $ncu_w" ncu --csv --page raw --print-units base --log-file "$csv" \
-            --print-kernel-base function --clock-control none \
+            --print-kernel-base function --clock-control none --cache-control none \
             --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
             --kernel-name regex:'varlen_guard|hopper_attention|flash_|ffma_' \
             "${benches[$i]}" --workloads "$wl" --only "$ncu_w" --impl fast --reps 2 --warmup 0
-        say "ncu, build $n, $ncu_w (kernels serialized, caches flushed before each, clocks free):"
+        say "ncu, build $n, $ncu_w (kernels serialized; clocks and caches as the run leaves them):"
         python3 - "$csv" <<'EOF' | tee -a "$LOG/ab.txt"
 import csv, statistics, sys
 rows = {}
