@@ -7,6 +7,7 @@
 #     run whose line says validated false shows as nan, the exit status is 0;
 #   - a failing build's run makes the exit status 1;
 #   - --sweep-only / --decode-only: oppbench --sweep / --decode-sweep per build;
+#   - --same-bits: builds with byte-identical out_fast.bin in one group, others apart;
 #   - --ncu: per build, each kernel's launches, median duration and DRAM
 #     throughput from ncu's CSV (a fake ncu on PATH writes it);
 #   - --help, and the errors of a missing --only, a bad --rounds and an
@@ -40,11 +41,17 @@ fake() {
     cat <<EOF
 #!/bin/bash
 echo "\$*" >>"$T/args.txt"
-json=""
+json="" dump=""
 while [ \$# -gt 0 ]; do
     [ "\$1" = --json ] && json=\$2
+    [ "\$1" = --dump ] && dump=\$2
     shift
 done
+if [ -n "\$dump" ]; then
+    mkdir -p "\$dump/w1"
+    echo "${4:-same}" >"\$dump/w1/out_fast.bin"
+    echo inputs >"\$dump/w1/q.bin"
+fi
 echo "\$(basename "\$(dirname "\$0")")" >>"$T/order.txt"
 line='{"workload":"w1","impl":"fast","median_ms":$1,"validated":$2}'
 echo "\$line"
@@ -120,6 +127,16 @@ OUT=$T/out6 bash "$S/ab.sh" --sweep-only sweep_x --decode-only decode_y --rounds
 n=$(grep -c -- '^--sweep --only sweep_x --reps 20 --json ' "$T/args.txt")
 m=$(grep -c -- '^--decode-sweep --only decode_y --reps 20 --json ' "$T/args.txt")
 [ "$n" -eq 2 ] && [ "$m" -eq 2 ] || fail "sweep / decode runs $n / $m (2 builds each): $(cat "$T/args.txt")"
+
+# --same-bits: builds grouped by byte-identical FAST outputs
+fake 1.0 true 0 bitsA >"$S/oppbench"
+fake 1.0 true 0 bitsA >"$S/ab/alt/oppbench"
+OUT=$T/out7 bash "$S/ab.sh" --only w1 --rounds 1 --same-bits >/dev/null 2>&1 ||
+    fail "--same-bits failed: $(cat "$T/out7/ab.log")"
+grep -q '^  w1: \[this alt\]$' "$T/out7/ab.txt" || fail "same outputs not grouped: $(cat "$T/out7/ab.txt")"
+fake 1.0 true 0 bitsB >"$S/ab/alt/oppbench"
+OUT=$T/out8 bash "$S/ab.sh" --only w1 --rounds 1 --same-bits >/dev/null 2>&1
+grep -q '^  w1: \[this\] \[alt\]$' "$T/out8/ab.txt" || fail "different outputs grouped: $(cat "$T/out8/ab.txt")"
 
 # --help and argument errors
 bash "$S/ab.sh" --help | grep -q 'A/B of builds' || fail "--help"

@@ -14,7 +14,12 @@
 #   e.g. sweep_d64_causal_L4096); --tests
 #   (first each staged build's fast_gpu_test: the L4 batch invariance and
 #   accuracy of that build; stage/'s own tests are run_all.sh's); --reps N
-#   (oppbench --reps, default 20); --anchors (torch_anchors.py on --only
+#   (oppbench --reps, default 20); --same-bits (after the turns: each build
+#   runs the --only workloads once more with oppbench --dump, and ab.txt
+#   says, per workload, which builds' FAST outputs are byte-identical - a
+#   change meant to leave the arithmetic alone must group with the tree's;
+#   oppbench's inputs depend only on the workload name and --seed, so every
+#   build gets the same ones); --anchors (torch_anchors.py on --only
 #   afterwards: FA2 varlen in the same command); --ncu NAME (last, per
 #   build: ncu on workload NAME of --workloads, the library's kernels only -
 #   guard, Hopper, flash, decode, combine, FFMA - each kernel's launches,
@@ -40,7 +45,7 @@ ROOT=$(dirname "$STAGE")
 cd "$ROOT" || exit 2
 
 wl=$STAGE/bench/workloads.json only="" rounds=2 decode_only="" sweep_only="" tests=0 reps=20
-anchors=0 ncu_w=""
+anchors=0 ncu_w="" same_bits=0
 per_bin_timeout=120
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -52,6 +57,7 @@ while [ $# -gt 0 ]; do
     --tests) tests=1 ;;
     --reps) reps=${2:?--reps needs a count}; shift ;;
     --anchors) anchors=1 ;;
+    --same-bits) same_bits=1 ;;
     --ncu) ncu_w=${2:?--ncu needs a workload name}; shift ;;
     --timeout) per_bin_timeout=${2:?--timeout needs seconds}; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -178,6 +184,44 @@ for turn in $(seq 1 "$rounds"); do
 done
 cat "$LOG/ab_table.tmp" >>"$LOG/ab.txt"
 rm -f "$LOG/ab_table.tmp"
+if [ $same_bits -eq 1 ] && [ -n "$only" ]; then
+    for i in "${!names[@]}"; do
+        n=${names[$i]}
+        run "$n dump" "${benches[$i]}" --workloads "$wl" --only "$only" --impl fast --reps 1 \
+            --warmup 0 --dump "$J/dump.$n"
+        # keep the outputs only (the inputs are the same for every build)
+        find "$J/dump.$n" -name '*.bin' ! -name 'out_fast.bin' -delete 2>/dev/null
+    done
+    say "same bits (FAST outputs, byte for byte; [..] = builds whose outputs are identical):"
+    for w in ${only//,/ }; do
+        groups=() # representative build of each group, and its members
+        members=()
+        for n in "${names[@]}"; do
+            f=$J/dump.$n/$w/out_fast.bin
+            if [ ! -f "$f" ]; then
+                groups+=("")
+                members+=("$n(no output)")
+                continue
+            fi
+            placed=0
+            for g in "${!groups[@]}"; do
+                r=${groups[$g]}
+                if [ -n "$r" ] && cmp -s "$f" "$J/dump.$r/$w/out_fast.bin"; then
+                    members[$g]="${members[$g]} $n"
+                    placed=1
+                    break
+                fi
+            done
+            if [ $placed -eq 0 ]; then
+                groups+=("$n")
+                members+=("$n")
+            fi
+        done
+        line="  $w:"
+        for m in "${members[@]}"; do line="$line [$m]"; done
+        say "$line"
+    done
+fi
 if [ $anchors -eq 1 ] && [ -n "$only" ]; then
     run "torch_anchors.py" python3 "$STAGE/bench/torch_anchors.py" "$wl" --only "$only"
     say "FA2 varlen, same command (ms):"
