@@ -8,6 +8,8 @@
 #   - a failing build's run makes the exit status 1;
 #   - --sweep-only / --decode-only: oppbench --sweep / --decode-sweep per build;
 #   - --same-bits: builds with byte-identical out_fast.bin in one group, others apart;
+#   - --tests: a build staged without its fast_gpu_test (--ab-bench) is named,
+#     one that should have it and lacks it fails the run;
 #   - --ncu: per build, each kernel's launches, median duration and DRAM
 #     throughput from ncu's CSV (a fake ncu on PATH writes it);
 #   - --help, and the errors of a missing --only, a bad --rounds and an
@@ -137,6 +139,17 @@ grep -q '^  w1: \[this alt\]$' "$T/out7/ab.txt" || fail "same outputs not groupe
 fake 1.0 true 0 bitsB >"$S/ab/alt/oppbench"
 OUT=$T/out8 bash "$S/ab.sh" --only w1 --rounds 1 --same-bits >/dev/null 2>&1
 grep -q '^  w1: \[this\] \[alt\]$' "$T/out8/ab.txt" || fail "different outputs grouped: $(cat "$T/out8/ab.txt")"
+
+# --tests: an --ab-bench build (BENCH_ONLY, no fast_gpu_test) is named, not failed;
+# an --ab build whose fast_gpu_test is missing fails
+touch "$S/ab/alt/BENCH_ONLY"
+OUT=$T/out9 bash "$S/ab.sh" --only w1 --rounds 1 --tests >/dev/null 2>&1 ||
+    fail "--tests with a bench-only build failed: $(cat "$T/out9/ab.txt")"
+grep -q 'ab: alt: staged with oppbench alone' "$T/out9/ab.txt" || fail "bench-only build not named"
+rm "$S/ab/alt/BENCH_ONLY"
+OUT=$T/out10 bash "$S/ab.sh" --only w1 --rounds 1 --tests >/dev/null 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "exit $rc with an ab build lacking its fast_gpu_test, expected 1"
 
 # --help and argument errors
 bash "$S/ab.sh" --help | grep -q 'A/B of builds' || fail "--help"

@@ -13,7 +13,8 @@
 #   --sweep-only C1,C2 (also length-sweep cases, oppbench --sweep --only,
 #   e.g. sweep_d64_causal_L4096); --tests
 #   (first each staged build's fast_gpu_test: the L4 batch invariance and
-#   accuracy of that build; stage/'s own tests are run_all.sh's); --reps N
+#   accuracy of that build; stage/'s own tests are run_all.sh's; a build
+#   staged by --ab-bench has none, and says so); --reps N
 #   (oppbench --reps, default 20); --same-bits (after the turns: each build
 #   runs the --only workloads once more with oppbench --dump, and ab.txt
 #   says, per workload, which builds' FAST outputs are byte-identical - a
@@ -116,6 +117,10 @@ done
 if [ $tests -eq 1 ]; then
     for i in "${!names[@]}"; do
         [ "${names[$i]}" = this ] && continue
+        if [ -f "$STAGE/ab/${names[$i]}/BENCH_ONLY" ]; then
+            say "ab: ${names[$i]}: staged with oppbench alone (gpu_stage.sh --ab-bench): no test"
+            continue
+        fi
         if [ ! -x "${testbins[$i]}" ]; then
             say "ab: ${names[$i]}: no fast_gpu_test staged"
             status=1

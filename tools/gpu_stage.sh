@@ -19,6 +19,8 @@
 #                                            minutes with a Bazel disk cache
 #                                            (build --disk_cache=... in ~/.bazelrc),
 #                                            a clean build's time without one
+#   bash tools/gpu_stage.sh --ab-bench NAME=REF  the same with oppbench alone (~2.2 MiB:
+#                                            a build whose tests already ran)
 #
 # What it builds: every cc_test of //tests (bazel query 'kind(cc_test,
 # //tests:all)'; CPU tests too, they are cheap), //bench:oppbench and
@@ -46,7 +48,8 @@
 #   stage/run_all.sh         copied from tools/gpu_run_all.sh: runs it all there
 #   stage/ab.sh              copied from tools/gpu_ab.sh: this build against the
 #                            --ab builds, timed in turns, in one device command
-#   stage/ab/NAME/           oppbench.xz, fast_gpu_test.xz, COMMIT (--ab NAME=REF)
+#   stage/ab/NAME/           oppbench.xz, fast_gpu_test.xz, COMMIT (--ab NAME=REF;
+#                            --ab-bench: oppbench.xz, COMMIT, BENCH_ONLY)
 #   stage/unpack.sh          copied from tools/gpu_unpack.sh: the unpacking both use
 #   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
 # On the GPU machine (device tool), from the repo root, with carry ["stage"]:
@@ -67,7 +70,8 @@ STAGE=$ROOT/stage
 build=1
 allow_missing=0
 testdata=1
-ab=() # NAME=REF of --ab
+ab=()      # NAME=REF of --ab / --ab-bench
+ab_tests=() # 1: with fast_gpu_test (--ab), 0: oppbench alone (--ab-bench)
 while [ $# -gt 0 ]; do
     a=$1
     shift
@@ -75,16 +79,17 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 ;;
     --allow-missing) allow_missing=1 ;;
     --no-testdata) testdata=0 ;;
-    --ab)
+    --ab | --ab-bench)
         [ $# -gt 0 ] && [[ $1 =~ ^[A-Za-z0-9_.-]+=.+$ ]] || {
-            echo "gpu_stage: --ab needs NAME=REF (NAME: letters, digits, _ . -), got '${1:-}'" >&2
+            echo "gpu_stage: $a needs NAME=REF (NAME: letters, digits, _ . -), got '${1:-}'" >&2
             exit 2
         }
         [[ ${1%%=*} != this ]] && [[ " ${ab[*]+${ab[*]}} " != *" ${1%%=*}="* ]] || {
-            echo "gpu_stage: --ab ${1%%=*}: a second build of that name, or 'this' (the tree's)" >&2
+            echo "gpu_stage: $a ${1%%=*}: a second build of that name, or 'this' (the tree's)" >&2
             exit 2
         }
         ab+=("$1")
+        if [ "$a" = --ab ]; then ab_tests+=(1); else ab_tests+=(0); fi
         shift
         ;;
     -h | --help)
@@ -230,14 +235,21 @@ chmod a+x "$STAGE/run_all.sh" "$STAGE/ab.sh"
 # in a temporary worktree (its own Bazel output base, expunged afterwards;
 # the disk cache of ~/.bazelrc, if any, is shared), into stage/ab/NAME/
 # with the commit in stage/ab/NAME/COMMIT, for stage/ab.sh
-for spec in ${ab[@]+"${ab[@]}"}; do
+for k in "${!ab[@]}"; do
+    spec=${ab[$k]}
     name=${spec%%=*} ref=${spec#*=}
+    targets=(//bench:oppbench)
+    bins=(oppbench)
+    if [ "${ab_tests[$k]}" -eq 1 ]; then
+        targets+=(//tests:fast_gpu_test)
+        bins+=(fast_gpu_test)
+    fi
     commit=$(git rev-parse --verify --quiet "$ref^{commit}") || die "--ab $spec: no commit $ref"
     wtd=$(mktemp -d)
     wt=$wtd/$name
     git worktree add --detach "$wt" "$commit" >/dev/null || die "--ab $spec: git worktree add failed"
     echo "gpu_stage: --ab $name: building $commit in $wt"
-    if ! (cd "$wt" && bazel build -c opt --dynamic_mode=off //bench:oppbench //tests:fast_gpu_test); then
+    if ! (cd "$wt" && bazel build -c opt --dynamic_mode=off "${targets[@]}"); then
         (cd "$wt" && bazel clean --expunge >/dev/null 2>&1)
         git worktree remove --force "$wt"
         rmdir "$wtd"
@@ -245,12 +257,18 @@ for spec in ${ab[@]+"${ab[@]}"}; do
     fi
     abin=$(cd "$wt" && bazel info -c opt --dynamic_mode=off bazel-bin 2>/dev/null)
     mkdir -p "$STAGE/ab/$name"
-    cp -L "$abin/bench/oppbench" "$abin/tests/fast_gpu_test" "$STAGE/ab/$name/"
+    cp -L "$abin/bench/oppbench" "$STAGE/ab/$name/"
+    if [ "${ab_tests[$k]}" -eq 1 ]; then
+        cp -L "$abin/tests/fast_gpu_test" "$STAGE/ab/$name/"
+    else
+        echo "--ab-bench: oppbench alone" >"$STAGE/ab/$name/BENCH_ONLY"
+    fi
     echo "$commit" >"$STAGE/ab/$name/COMMIT"
     (cd "$wt" && bazel clean --expunge >/dev/null 2>&1)
     git worktree remove --force "$wt"
     rmdir "$wtd"
-    for f in "$STAGE/ab/$name/oppbench" "$STAGE/ab/$name/fast_gpu_test"; do
+    for b in "${bins[@]}"; do
+        f=$STAGE/ab/$name/$b
         chmod u+w,a+x "$f"
         xz -T0 -3 -f "$f" || die "xz $f failed"
     done
