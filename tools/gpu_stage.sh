@@ -180,6 +180,44 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ $allow_missing -eq 1 ] || die "missing binaries"
 fi
 
+# --- --ab NAME=REF: oppbench and fast_gpu_test of commit REF (--ab-bench:
+# oppbench alone), built -c opt in a temporary worktree (its own Bazel
+# output base, expunged afterwards; the disk cache of ~/.bazelrc, if any,
+# is shared), into stage/ab/NAME/ with the commit in stage/ab/NAME/COMMIT,
+# for stage/ab.sh; the libraries and compression steps below take them as
+# they take the tree's binaries
+ab_remove() { # ab_remove WORKTREE: expunge its output base, remove it and its folder
+    (cd "$1" && bazel clean --expunge >/dev/null 2>&1)
+    git worktree remove --force "$1"
+    rmdir "$(dirname "$1")"
+}
+for k in "${!ab[@]}"; do
+    spec=${ab[$k]}
+    name=${spec%%=*} ref=${spec#*=}
+    outs=(bench/oppbench) # bazel-bin paths; the label of p is //${p%/*}:${p#*/}
+    [ "${ab_tests[$k]}" -eq 1 ] && outs+=(tests/fast_gpu_test)
+    targets=()
+    for o in "${outs[@]}"; do targets+=("//${o%/*}:${o#*/}"); done
+    commit=$(git rev-parse --verify --quiet "$ref^{commit}") || die "--ab $spec: no commit $ref"
+    wt=$(mktemp -d)/$name
+    git worktree add --detach "$wt" "$commit" >/dev/null || die "--ab $spec: git worktree add failed"
+    echo "gpu_stage: --ab $name: building $commit in $wt"
+    if ! (cd "$wt" && bazel build -c opt --dynamic_mode=off "${targets[@]}"); then
+        ab_remove "$wt"
+        die "--ab $spec: bazel build failed"
+    fi
+    abin=$(cd "$wt" && bazel info -c opt --dynamic_mode=off bazel-bin 2>/dev/null)
+    mkdir -p "$STAGE/ab/$name"
+    for o in "${outs[@]}"; do
+        cp -L "$abin/$o" "$STAGE/ab/$name/"
+        chmod u+w,a+x "$STAGE/ab/$name/${o#*/}"
+        staged+=("$STAGE/ab/$name/${o#*/}")
+    done
+    [ "${ab_tests[$k]}" -eq 1 ] || echo "--ab-bench: oppbench alone" >"$STAGE/ab/$name/BENCH_ONLY"
+    echo "$commit" >"$STAGE/ab/$name/COMMIT"
+    ab_remove "$wt"
+done
+
 # --- shared libraries the GPU machine lacks
 skip_lib='^(linux-vdso|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|ld-linux|libpthread\.so|libdl\.so|librt\.so)'
 for f in "${staged[@]}"; do
@@ -230,49 +268,6 @@ cp tools/gpu_run_all.sh "$STAGE/run_all.sh"
 cp tools/gpu_ab.sh "$STAGE/ab.sh"
 cp tools/gpu_unpack.sh "$STAGE/unpack.sh"
 chmod a+x "$STAGE/run_all.sh" "$STAGE/ab.sh"
-
-# --- --ab NAME=REF: oppbench and fast_gpu_test of commit REF, built -c opt
-# in a temporary worktree (its own Bazel output base, expunged afterwards;
-# the disk cache of ~/.bazelrc, if any, is shared), into stage/ab/NAME/
-# with the commit in stage/ab/NAME/COMMIT, for stage/ab.sh
-for k in "${!ab[@]}"; do
-    spec=${ab[$k]}
-    name=${spec%%=*} ref=${spec#*=}
-    targets=(//bench:oppbench)
-    bins=(oppbench)
-    if [ "${ab_tests[$k]}" -eq 1 ]; then
-        targets+=(//tests:fast_gpu_test)
-        bins+=(fast_gpu_test)
-    fi
-    commit=$(git rev-parse --verify --quiet "$ref^{commit}") || die "--ab $spec: no commit $ref"
-    wtd=$(mktemp -d)
-    wt=$wtd/$name
-    git worktree add --detach "$wt" "$commit" >/dev/null || die "--ab $spec: git worktree add failed"
-    echo "gpu_stage: --ab $name: building $commit in $wt"
-    if ! (cd "$wt" && bazel build -c opt --dynamic_mode=off "${targets[@]}"); then
-        (cd "$wt" && bazel clean --expunge >/dev/null 2>&1)
-        git worktree remove --force "$wt"
-        rmdir "$wtd"
-        die "--ab $spec: bazel build failed"
-    fi
-    abin=$(cd "$wt" && bazel info -c opt --dynamic_mode=off bazel-bin 2>/dev/null)
-    mkdir -p "$STAGE/ab/$name"
-    cp -L "$abin/bench/oppbench" "$STAGE/ab/$name/"
-    if [ "${ab_tests[$k]}" -eq 1 ]; then
-        cp -L "$abin/tests/fast_gpu_test" "$STAGE/ab/$name/"
-    else
-        echo "--ab-bench: oppbench alone" >"$STAGE/ab/$name/BENCH_ONLY"
-    fi
-    echo "$commit" >"$STAGE/ab/$name/COMMIT"
-    (cd "$wt" && bazel clean --expunge >/dev/null 2>&1)
-    git worktree remove --force "$wt"
-    rmdir "$wtd"
-    for b in "${bins[@]}"; do
-        f=$STAGE/ab/$name/$b
-        chmod u+w,a+x "$f"
-        xz -T0 -3 -f "$f" || die "xz $f failed"
-    done
-done
 
 # --- what was staged, and how much will travel
 {
