@@ -12,17 +12,20 @@
 #     one that should have it and lacks it fails the run;
 #   - --ncu: per build, each kernel's launches, median duration and DRAM
 #     throughput from ncu's CSV (a fake ncu on PATH writes it);
-#   - --help, and the errors of a missing --only, a bad --rounds and an
-#     unknown option (exit 2);
+#   - --help, and the errors (exit 2 and the message) of a missing --only, a
+#     bad --rounds, an unknown option and a missing --workloads file; and of
+#     tools/gpu_stage.sh's bad --ab / --ab-bench arguments;
 #   - bench/decode_probes.json passes oppbench's workload schema (oppbench
 #     --list, no GPU): its four workloads, L_q up to 16 for the speculative
 #     ones and both L_q 1 and 512 in the mixed one.
 # Usage (from Bazel): gpu_ab_test.sh <gpu_ab.sh> <gpu_unpack.sh> <oppbench> <decode_probes.json>
+#                     <gpu_stage.sh>
 set -u
 ab_src=$1
 unpack_src=$2
 oppbench=$3
 probes=$4
+stage_src=$5
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() {
@@ -153,12 +156,25 @@ rc=$?
 
 # --help and argument errors
 bash "$S/ab.sh" --help | grep -q 'A/B of builds' || fail "--help"
-for args in "" "--only w1 --rounds 0" "--only w1 --frobnicate"; do
-    # shellcheck disable=SC2086 # args is a list of options
-    OUT=$T/out4 bash "$S/ab.sh" $args >/dev/null 2>&1
+# each bad argument: exit 2 and the message naming it
+check_err() { # check_err WANT_MESSAGE CMD...
+    local want=$1 err rc
+    shift
+    err=$("$@" 2>&1 >/dev/null)
     rc=$?
-    [ $rc -eq 2 ] || fail "ab.sh $args: exit $rc, expected 2"
-done
+    [ $rc -eq 2 ] || fail "$*: exit $rc, expected 2"
+    [[ $err == *"$want"* ]] || fail "$*: message [$err], expected [$want]"
+}
+check_err "--only, --decode-only or --sweep-only is required" env OUT="$T/out4" bash "$S/ab.sh"
+check_err "--rounds 0: a positive count" env OUT="$T/out4" bash "$S/ab.sh" --only w1 --rounds 0
+check_err "unknown option --frobnicate" env OUT="$T/out4" bash "$S/ab.sh" --only w1 --frobnicate
+check_err "--workloads $T/none.json: no such file" env OUT="$T/out4" bash "$S/ab.sh" --only w1 \
+    --workloads "$T/none.json"
+# tools/gpu_stage.sh's --ab / --ab-bench arguments (refused before anything is built)
+check_err "--ab needs NAME=REF (NAME: letters, digits, _ . -), got 'bad'" bash "$stage_src" --ab bad
+check_err "--ab-bench needs NAME=REF" bash "$stage_src" --ab-bench
+check_err "--ab this: a second build of that name, or 'this'" bash "$stage_src" --ab this=main
+check_err "--ab-bench x: a second build of that name" bash "$stage_src" --ab x=main --ab-bench x=main
 
 # --- bench/decode_probes.json
 out=$("$oppbench" --list --workloads "$probes" 2>&1) || fail "oppbench --list rejects $probes: $out"
