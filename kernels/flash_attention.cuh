@@ -22,10 +22,14 @@
  * of 16 bytes per row makes every ldmatrix phase conflict-free). K and V
  * have one buffer each; V of block j loads while S = Q K_j^T runs, K of
  * block j+1 while the softmax and O += P V_j run (FlashAttention-2's
- * schedule). Every warp runs every barrier at the same __syncthreads (none
- * in a branch), and the math of rows past the sequence too (never stored):
- * skipping it in a branch put the warps on different barriers (synccheck)
- * and, at the same barrier, cost registers and spills.
+ * schedule). In the main kernel every warp runs every barrier at the same
+ * __syncthreads (none in a branch), and the math of rows past the sequence
+ * too (never stored): skipping it in a branch put the warps on different
+ * barriers (synccheck) and, at the same barrier, cost registers and spills.
+ * The split kernel alone skips it (a decode tile uses G of its 64 rows):
+ * warps with no split row run only the loads, in a loop of their own whose
+ * barriers are barrier.sync without .aligned (flash_block_sync), which may
+ * be met from different instructions (flash_tile).
  * Softmax: p = 2^(x sl - max sl) with x the raw score and sl = scale
  * log2(e) (one FFMA and one MUFU.EX2 per score), or with softcap c first
  * x = c log2(e) tanh(x scale / c) and sl = 1 (before any mask); masked keys
@@ -284,26 +288,31 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
      * barriers, as many as the loop below, from barrier instructions of
      * its own (flash_block_sync: not .aligned): its rows are never stored,
      * and every row's arithmetic is its own, so no stored bit changes */
-    if (SPLIT && r0 + warp * 16 * C::MT >= nrows) {
-        for (int32_t j = jb; j < je; ++j) {
-            flash_cp_async_wait<0>();
-            flash_block_sync<SPLIT>(); /* as the loop below */
-            load_kv(sv, vg, a.v.row, a.dv, j);
-            flash_cp_async_commit();
-            flash_cp_async_wait<0>();
-            flash_block_sync<SPLIT>();
-            if (j + 1 < je) {
-                load_kv(sk, kg, a.k.row, a.d, j + 1);
-            }
-            flash_cp_async_commit();
-        }
-        je = jb; /* the loop below runs no block */
-    }
-    for (int32_t j = jb; j < je; ++j) {
+    /* the two barrier steps of key block j, the only ones of the loop, so
+     * the idle warps' loop and the full one meet the same barriers */
+    auto load_v_step = [&](int32_t j) {
         flash_cp_async_wait<0>();
         flash_block_sync<SPLIT>(); /* K_j (and Q) landed; every warp is done with V_{j-1} */
         load_kv(sv, vg, a.v.row, a.dv, j);
         flash_cp_async_commit();
+    };
+    auto load_k_step = [&](int32_t j) {
+        flash_cp_async_wait<0>();
+        flash_block_sync<SPLIT>(); /* V_j landed; every warp is done with K_j */
+        if (j + 1 < je) {
+            load_kv(sk, kg, a.k.row, a.d, j + 1);
+        }
+        flash_cp_async_commit();
+    };
+    if (SPLIT && r0 + warp * 16 * C::MT >= nrows) {
+        for (int32_t j = jb; j < je; ++j) {
+            load_v_step(j);
+            load_k_step(j);
+        }
+        je = jb; /* the loop below runs no block */
+    }
+    for (int32_t j = jb; j < je; ++j) {
+        load_v_step(j);
         float s[C::MT][C::BN / 8][4];
         /* S = Q K_j^T */
 #pragma unroll
@@ -359,12 +368,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
         }
-        flash_cp_async_wait<0>();
-        flash_block_sync<SPLIT>(); /* V_j landed; every warp is done with K_j */
-        if (j + 1 < je) {
-            load_kv(sk, kg, a.k.row, a.d, j + 1);
-        }
-        flash_cp_async_commit();
+        load_k_step(j);
 
         /* online softmax; P into s. alpha is exactly 1 when a row's max did
          * not change, so a block a row does not see changes none of its bits,

@@ -148,18 +148,12 @@ while [ $# -gt 0 ]; do
 done
 
 # Binaries staged compressed (tools/gpu_stage.sh: <name>.xz): unpack them
-# next to the .xz (kept), with xz or else python3's lzma.
+# next to the .xz (kept; stage/unpack.sh, from tools/gpu_unpack.sh).
+# shellcheck source=gpu_unpack.sh
+. "$STAGE/unpack.sh" || exit 2
 while IFS= read -r -d '' z; do
-    [ -f "${z%.xz}" ] && [ ! "$z" -nt "${z%.xz}" ] && continue
-    if command -v xz >/dev/null; then
-        xz -dkf "$z"
-    else
-        python3 -c 'import lzma, shutil, sys
-with lzma.open(sys.argv[1]) as i, open(sys.argv[1][:-3], "wb") as o:
-    shutil.copyfileobj(i, o)' "$z"
-    fi || { echo "run_all: cannot unpack $z" >&2; exit 2; }
-    chmod a+x "${z%.xz}"
-done < <(find "$STAGE" -name '*.xz' -print0)
+    opp_unpack "$z" || { echo "run_all: cannot unpack $z" >&2; exit 2; }
+done < <(find "$STAGE" -name '*.xz' -not -path "$STAGE/ab/*" -print0)
 
 export LD_LIBRARY_PATH="$STAGE/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Test data: stage/testdata, or the tracked testdata/ (gpu_stage.sh --no-testdata).

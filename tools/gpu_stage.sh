@@ -11,6 +11,10 @@
 #   bash tools/gpu_stage.sh --no-testdata    leave testdata/ out of stage/ (run_all.sh
 #                                            then reads the tracked testdata/ that the
 #                                            device call sends anyway; saves ~16 MiB)
+#   bash tools/gpu_stage.sh --ab NAME=REF    also build oppbench and fast_gpu_test of
+#                                            commit REF (a temporary worktree) into
+#                                            stage/ab/NAME/ (~4 MiB compressed) for
+#                                            stage/ab.sh (tools/gpu_ab.sh); repeatable
 #
 # What it builds: every cc_test of //tests (bazel query 'kind(cc_test,
 # //tests:all)'; CPU tests too, they are cheap), //bench:oppbench and
@@ -31,10 +35,15 @@
 #   stage/testdata/          onnx-attention-conformance/ and cases/ (unless --no-testdata)
 #   stage/bench/             workloads.json, torch_anchors.py (from ../shared/bench) and
 #                            bench/'s scripts: fa2_accuracy.py, fa2_sweep.py, compare.py,
-#                            bench_common.py, plot.py; bench/sanitize_workloads.json (the
+#                            bench_common.py, plot.py; bench/decode_probes.json (speculative
+#                            decoding and chunked prefill); bench/sanitize_workloads.json (the
 #                            full-length shapes of run_all.sh --sanitize-full)
 #   stage/ci_summary.py      the CMocka result parser of tools/ci_summary.py
 #   stage/run_all.sh         copied from tools/gpu_run_all.sh: runs it all there
+#   stage/ab.sh              copied from tools/gpu_ab.sh: this build against the
+#                            --ab builds, timed in turns, in one device command
+#   stage/ab/NAME/           oppbench.xz, fast_gpu_test.xz, COMMIT (--ab NAME=REF)
+#   stage/unpack.sh          copied from tools/gpu_unpack.sh: the unpacking both use
 #   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
 # On the GPU machine (device tool), from the repo root, with carry ["stage"]:
 #   bash stage/run_all.sh --sanitize, then bash stage/run_all.sh --no-tests --bench --oppcheck
@@ -54,11 +63,22 @@ STAGE=$ROOT/stage
 build=1
 allow_missing=0
 testdata=1
-for a in "$@"; do
+ab=() # NAME=REF of --ab
+while [ $# -gt 0 ]; do
+    a=$1
+    shift
     case "$a" in
     --no-build) build=0 ;;
     --allow-missing) allow_missing=1 ;;
     --no-testdata) testdata=0 ;;
+    --ab)
+        [ $# -gt 0 ] && [[ $1 =~ ^[A-Za-z0-9_.-]+=.+$ ]] || {
+            echo "gpu_stage: --ab needs NAME=REF (NAME: letters, digits, _ . -), got '${1:-}'" >&2
+            exit 2
+        }
+        ab+=("$1")
+        shift
+        ;;
     -h | --help)
         sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
         exit 0
@@ -188,12 +208,42 @@ for f in workloads.json torch_anchors.py; do
     [ -f "$SHARED/bench/$f" ] || die "$SHARED/bench/$f not found (set OPP_SHARED_DIR)"
     cp -L "$SHARED/bench/$f" "$STAGE/bench/"
 done
-for f in bench_common.py fa2_accuracy.py fa2_sweep.py compare.py plot.py sanitize_workloads.json; do
+for f in bench_common.py fa2_accuracy.py fa2_sweep.py compare.py plot.py sanitize_workloads.json \
+    decode_probes.json; do
     cp bench/$f "$STAGE/bench/"
 done
 cp tools/ci_summary.py "$STAGE/ci_summary.py"
 cp tools/gpu_run_all.sh "$STAGE/run_all.sh"
-chmod a+x "$STAGE/run_all.sh"
+cp tools/gpu_ab.sh "$STAGE/ab.sh"
+cp tools/gpu_unpack.sh "$STAGE/unpack.sh"
+chmod a+x "$STAGE/run_all.sh" "$STAGE/ab.sh"
+
+# --- --ab NAME=REF: oppbench and fast_gpu_test of commit REF, built -c opt
+# in a temporary worktree (its own Bazel output base, expunged afterwards;
+# the disk cache of ~/.bazelrc, if any, is shared), into stage/ab/NAME/
+# with the commit in stage/ab/NAME/COMMIT, for stage/ab.sh
+for spec in ${ab[@]+"${ab[@]}"}; do
+    name=${spec%%=*} ref=${spec#*=}
+    commit=$(git rev-parse --verify --quiet "$ref^{commit}") || die "--ab $spec: no commit $ref"
+    wt=$(mktemp -d)/$name
+    git worktree add --detach "$wt" "$commit" >/dev/null || die "--ab $spec: git worktree add failed"
+    echo "gpu_stage: --ab $name: building $commit in $wt"
+    if ! (cd "$wt" && bazel build -c opt --dynamic_mode=off //bench:oppbench //tests:fast_gpu_test); then
+        (cd "$wt" && bazel clean --expunge >/dev/null 2>&1)
+        git worktree remove --force "$wt"
+        die "--ab $spec: bazel build failed"
+    fi
+    abin=$(cd "$wt" && bazel info -c opt --dynamic_mode=off bazel-bin 2>/dev/null)
+    mkdir -p "$STAGE/ab/$name"
+    cp -L "$abin/bench/oppbench" "$abin/tests/fast_gpu_test" "$STAGE/ab/$name/"
+    echo "$commit" >"$STAGE/ab/$name/COMMIT"
+    (cd "$wt" && bazel clean --expunge >/dev/null 2>&1)
+    git worktree remove --force "$wt"
+    for f in "$STAGE/ab/$name/oppbench" "$STAGE/ab/$name/fast_gpu_test"; do
+        chmod u+w,a+x "$f"
+        xz -T0 -3 -f "$f" || die "xz $f failed"
+    done
+done
 
 # --- what was staged, and how much will travel
 {
@@ -205,6 +255,9 @@ chmod a+x "$STAGE/run_all.sh"
     echo "libraries: $(find "$STAGE/lib" -type f -printf '%f ' | sort)"
     echo "GPU test binaries: $(tr '\n' ' ' <"$STAGE/gpu_tests.txt")"
     echo "bench scripts: $(cd "$STAGE/bench" && ls | tr '\n' ' ')"
+    for spec in ${ab[@]+"${ab[@]}"}; do
+        echo "ab build ${spec%%=*}: ${spec#*=} = $(cat "$STAGE/ab/${spec%%=*}/COMMIT")"
+    done
 } >"$STAGE/STAGE_INFO.txt"
 cat "$STAGE/STAGE_INFO.txt"
 

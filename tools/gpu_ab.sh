@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# gpu_ab.sh - A/B of builds on the GPU machine, in ONE device command:
+# stage/ (this tree, tools/gpu_stage.sh) against each build that
+# `tools/gpu_stage.sh --ab NAME=REF` staged under stage/ab/NAME/, timed in
+# turns (A B C A B C ..) so that clocks and heat drift hit every build alike
+# (copied to stage/ab.sh by tools/gpu_stage.sh; run from the repo root):
+#
+#   bash stage/ab.sh --only W1,W2[,..]  the workloads of --workloads (default
+#                                       stage/bench/workloads.json; also e.g.
+#                                       stage/bench/decode_probes.json)
+#   options: --workloads FILE; --rounds N (turns, default 2); --decode-only
+#   C1,C2 (also decode-sweep cases, oppbench --decode-sweep --only); --tests
+#   (first each staged build's fast_gpu_test: the L4 batch invariance and
+#   accuracy of that build; stage/'s own tests are run_all.sh's); --reps N
+#   (oppbench --reps, default 20); --anchors (torch_anchors.py on --only
+#   afterwards: FA2 varlen in the same command); --ncu NAME (last, per
+#   build: ncu on workload NAME of --workloads, the library's kernels only -
+#   guard, Hopper, flash, decode, combine, FFMA - each kernel's launches,
+#   median duration and DRAM throughput into ab.txt; ncu runs the kernels
+#   one at a time, with caches flushed before each and the clocks left
+#   free, so the durations add up to more than a timed run's); --timeout S
+#   (per binary, default 120)
+#
+# Every oppbench run validates FAST against EXACT before it times (--impl
+# fast: EXACT and cuBLAS run once for the check). Output: into $OUT (else
+# stage/logs/) two files, ab.log (every binary's output) and ab.txt (the
+# table: per workload the median ms of each build in each turn, then each
+# build's median over the turns against the first build's); the table also
+# goes to stdout as each turn ends, so a command cut off at its limit still
+# shows what it measured. The device call returns at most 8 files: run
+# run_all.sh in another command, or with OUT pointing to a subfolder.
+# Exit status: 0 when every run validated and every test passed.
+set -uo pipefail
+
+STAGE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$STAGE")
+cd "$ROOT" || exit 2
+
+wl=$STAGE/bench/workloads.json only="" rounds=2 decode_only="" tests=0 reps=20 anchors=0 ncu_w=""
+per_bin_timeout=120
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --workloads) wl=${2:?--workloads needs a file}; shift ;;
+    --only) only=${2:?--only needs names}; shift ;;
+    --rounds) rounds=${2:?--rounds needs a count}; shift ;;
+    --decode-only) decode_only=${2:?--decode-only needs case names}; shift ;;
+    --tests) tests=1 ;;
+    --reps) reps=${2:?--reps needs a count}; shift ;;
+    --anchors) anchors=1 ;;
+    --ncu) ncu_w=${2:?--ncu needs a workload name}; shift ;;
+    --timeout) per_bin_timeout=${2:?--timeout needs seconds}; shift ;;
+    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "ab: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+[ -n "$only" ] || [ -n "$decode_only" ] || { echo "ab: --only or --decode-only is required" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ab: --rounds $rounds: a positive count" >&2; exit 2; }
+[ -f "$wl" ] || { echo "ab: --workloads $wl: no such file" >&2; exit 2; }
+
+# unpack what gpu_stage.sh compressed (stage/unpack.sh, from tools/gpu_unpack.sh)
+# shellcheck source=gpu_unpack.sh
+. "$STAGE/unpack.sh" || exit 2
+# builds: name, oppbench, fast_gpu_test, commit
+names=(this) benches=("$STAGE/oppbench") testbins=("$STAGE/tests/fast_gpu_test")
+commits=("$(sed -n 's/^commit \(.\{10\}\).*/\1/p' "$STAGE/STAGE_INFO.txt" 2>/dev/null)")
+for d in "$STAGE"/ab/*/; do
+    [ -d "$d" ] || continue
+    names+=("$(basename "$d")")
+    benches+=("${d}oppbench")
+    testbins+=("${d}fast_gpu_test")
+    commits+=("$(head -c 10 "${d}COMMIT" 2>/dev/null)")
+done
+while IFS= read -r -d '' z; do
+    opp_unpack "$z" || { echo "ab: cannot unpack $z" >&2; exit 2; }
+done < <(find "$STAGE" \( -path "$STAGE/ab/*" -o -path "$STAGE/oppbench.xz" \
+    -o -path "$STAGE/tests/fast_gpu_test.xz" \) -name '*.xz' -print0)
+export LD_LIBRARY_PATH="$STAGE/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONUNBUFFERED=1
+LOG=${OUT:-$STAGE/logs}
+mkdir -p "$LOG"
+J=$(mktemp -d)
+: >"$LOG/ab.log"
+: >"$LOG/ab.txt"
+status=0
+say() { echo "$*" | tee -a "$LOG/ab.txt"; }
+run() { # run LABEL CMD...: output to ab.log; returns the exit status
+    local label=$1 start rc
+    shift
+    start=$(date +%s)
+    echo "==================== $label: $*" >>"$LOG/ab.log"
+    timeout -k 10 "$per_bin_timeout" "$@" >>"$LOG/ab.log" 2>&1
+    rc=$?
+    echo "ab: $label exit $rc ($(($(date +%s) - start)) s)" | tee -a "$LOG/ab.log"
+    [ $rc -eq 0 ] || status=1
+    return $rc
+}
+
+for i in "${!names[@]}"; do
+    say "ab: build ${names[$i]} = commit ${commits[$i]:-unknown}"
+done
+if [ $tests -eq 1 ]; then
+    for i in "${!names[@]}"; do
+        [ "${names[$i]}" = this ] && continue
+        if [ ! -x "${testbins[$i]}" ]; then
+            say "ab: ${names[$i]}: no fast_gpu_test staged"
+            status=1
+            continue
+        fi
+        run "${names[$i]} fast_gpu_test" "${testbins[$i]}"
+        # its CMocka totals: passed, skipped (no GPU), failed
+        say "ab: ${names[$i]} fast_gpu_test: $(awk -v m="==================== ${names[$i]} fast_gpu_test:" \
+            'index($0, m) == 1 {on = 1; next} on && /^====================/ {on = 0}
+             on && /^\[  (PASSED|SKIPPED|FAILED) *\] [0-9]/ {printf "%s ", $0}' "$LOG/ab.log")"
+    done
+fi
+
+# The table of what has been timed so far (JSON lines of J/<build>.<turn>*.jsonl).
+table() {
+    python3 - "$J" "${names[@]}" <<'EOF' | tee "$LOG/ab_table.tmp"
+import glob, json, os, statistics, sys
+jdir, names = sys.argv[1], sys.argv[2:]
+ms = {}  # (workload, build) -> [ms per turn]
+order = []
+for n in names:
+    for f in sorted(glob.glob(os.path.join(jdir, n + ".*.jsonl"))):
+        for line in open(f):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if r.get("impl") != "fast" or "median_ms" not in r:
+                continue
+            w = r["workload"]
+            if w not in order:
+                order.append(w)
+            ms.setdefault((w, n), []).append(r["median_ms"] if r.get("validated") else float("nan"))
+head = "| workload | " + " | ".join(names) + " | " + " | ".join(n + " / " + names[0] for n in names[1:]) + " |"
+print(head)
+print("|" + "---|" * (head.count("|") - 1))
+for w in order:
+    cells, med = [], {}
+    for n in names:
+        v = ms.get((w, n), [])
+        med[n] = statistics.median(v) if v else None
+        cells.append(" ".join("%.4f" % x for x in v) if v else "-")
+    ratios = ["%.3f" % (med[n] / med[names[0]]) if med[n] and med[names[0]] else "-" for n in names[1:]]
+    print("| " + w + " | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+EOF
+}
+
+for turn in $(seq 1 "$rounds"); do
+    for i in "${!names[@]}"; do
+        n=${names[$i]}
+        if [ -n "$only" ]; then
+            run "$n turn $turn" "${benches[$i]}" --workloads "$wl" --only "$only" --impl fast \
+                --reps "$reps" --json "$J/$n.$turn.jsonl"
+        fi
+        if [ -n "$decode_only" ]; then
+            run "$n turn $turn decode" "${benches[$i]}" --decode-sweep --only "$decode_only" \
+                --reps "$reps" --json "$J/$n.$turn.decode.jsonl"
+        fi
+    done
+    echo "ab: after turn $turn (median ms of FAST, each turn; NaN: not validated):"
+    table
+done
+cat "$LOG/ab_table.tmp" >>"$LOG/ab.txt"
+rm -f "$LOG/ab_table.tmp"
+if [ $anchors -eq 1 ] && [ -n "$only" ]; then
+    run "torch_anchors.py" python3 "$STAGE/bench/torch_anchors.py" "$wl" --only "$only"
+    say "FA2 varlen, same command (ms):"
+    grep -h '"torch_flash2_varlen"' "$LOG/ab.log" |
+        python3 -c 'import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    print("  %s %s" % (r["workload"], r.get("ms", r.get("error"))))' | tee -a "$LOG/ab.txt"
+fi
+if [ -n "$ncu_w" ]; then
+    for i in "${!names[@]}"; do
+        n=${names[$i]}
+        csv=$J/ncu.$n.csv
+        run "$n ncu $ncu_w" ncu --csv --page raw --print-units base --log-file "$csv" \
+            --print-kernel-base function --clock-control none \
+            --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+            --kernel-name regex:'varlen_guard|hopper_attention|flash_|ffma_' \
+            "${benches[$i]}" --workloads "$wl" --only "$ncu_w" --impl fast --reps 2 --warmup 0
+        say "ncu, build $n, $ncu_w (kernels serialized, caches flushed before each, clocks free):"
+        python3 - "$csv" <<'EOF' | tee -a "$LOG/ab.txt"
+import csv, statistics, sys
+rows = {}
+try:
+    lines = [l for l in open(sys.argv[1]) if not l.startswith("==")]
+except OSError as e:
+    print("  no ncu output (%s)" % e)
+    sys.exit(0)
+for r in csv.DictReader(lines):
+    try:
+        us = float(r["gpu__time_duration.sum"]) / 1e3  # ns
+        dram = float(r["dram__throughput.avg.pct_of_peak_sustained_elapsed"])
+    except (KeyError, ValueError):
+        continue  # the units row
+    rows.setdefault(r["Kernel Name"], []).append((us, dram))
+for k, v in rows.items():
+    print("  %-28s %3d launches, median %9.1f us, DRAM %5.1f %% of peak"
+          % (k, len(v), statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)))
+EOF
+    done
+fi
+rm -rf "$J"
+say "ab: exit $status"
+exit $status
