@@ -144,7 +144,7 @@
  * sequences it runs: those with at least MIN_KEYS keys (hop_takes_wide) */
 #define OPP__HOPPER_WIDE_D64_BM       192
 #define OPP__HOPPER_WIDE_D64_BN       96
-#define OPP__HOPPER_WIDE_D64_MIN_KEYS 2048
+#define OPP__HOPPER_WIDE_D64_MIN_KEYS 4096
 #define OPP__HOPPER_D128_KERNELS(X)                            \
     X(hopper_f16_d128, FAST, F16, 128, 8, 90, 128, 128, 384,   \
       OPP__HOPPER_SMEM_BYTES(128, 128, 128))                   \
