@@ -117,6 +117,10 @@ struct flash_args {
     float cap_scale;  /* scale / softcap (softcap on) */
     float cap_log2;   /* softcap * log2(e); 0: softcap off */
     int32_t is_causal;
+    /* the Hopper D 64 pair's launch (kernels/hopper_items.cuh): 0 every
+     * sequence; 1 those hop_takes_wide() leaves to BM 128; 2 those it
+     * gives to the wide configuration */
+    int32_t hop_class;
 };
 
 // --- kernels

@@ -1,8 +1,8 @@
 /*
  * hopper_attention.cuh - the FAST path's Hopper kernel (compute capability
  * 9.0, sm_90a): TMA loads into 128-byte-swizzled shared memory, wgmma
- * tensor cores with fp32 accumulation, one producer warp and two consumer
- * warpgroups. Its work items and claims: kernels/hopper_items.cuh; its
+ * tensor cores with fp32 accumulation, one producer warp and two or three
+ * consumer warpgroups. Its work items and claims: kernels/hopper_items.cuh; its
  * host side (tensor maps, grid, launchers): kernels/hopper_launch.cuh,
  * which kernels/hopper_d<DB>.cu instantiate for the SM 90 FAST lines of
  * kernels/kernel_list.h.
@@ -20,13 +20,16 @@
  * box {64 columns, G heads, BMT tokens} lands the rows in order; rows
  * BMT G .. BM-1 are zeros, computed and never stored). Keys go in blocks of
  * BN from key 0 of the sequence, ascending.
- * Warps: 384 threads. Warpgroup 0 is the producer: it drops to 56
+ * Warps: 128 (NC + 1) threads, NC = BM / 64 consumers: 2 (BM 128), or 3
+ * (BM 192, BN 96: the D 64 lines' wide configuration, which runs the
+ * sequences hop_takes_wide() gives it in a launch of its own, before the
+ * BM 128 launch runs the others). Warpgroup 0 is the producer: it drops to 56
  * registers; its first warp claims the items (hop_claim) and its lane 0
  * issues every TMA (Q once per item; K_j and V_j into rings of STAGES
  * stages - 4 at DB 64, else 2 - each buffer with a "full" mbarrier the TMA
- * completes and an "empty" one both consumers arrive on). Warpgroups 1 and
- * 2 are consumers (224 registers): consumer c owns rows 64 c .. 64 c + 63,
- * and for key block j issues together
+ * completes and an "empty" one every consumer arrives on). Warpgroups 1 ..
+ * NC are consumers (224 registers, 152 at NC 3): consumer c owns rows
+ * 64 c .. 64 c + 63, and for key block j issues together
  *   S_j = Q K_j^T          SS-wgmma m64nBNk16, D / 16 steps, Q and K from
  *                          shared memory
  *   O += P_{j-1} V_{j-1}   RS-wgmma m64nDBk16: P (rounded to the storage
@@ -37,14 +40,14 @@
  * kernels/softmax_rows.cuh) while P V still runs; then O *= alpha_j and
  * P_j. The operations on O are the plain loop's in the same order
  * (O += P_{j-1} V_{j-1}, O *= alpha_j, O += P_j V_j), so the overlap
- * changes no bit. Pingpong: the two consumers issue their products in turn
- * (named barriers 2 and 3; consumer 0 first), so one's softmax runs under
- * the other's products. Epilogue: O / l and LSE, rows of the sequence
- * only, columns < Dv only: at DB <= 128 a consumer whose 64 rows are whole
- * tokens of the sequence (G divides 64) writes them to its half of the O
- * tile in shared memory and one thread TMA-stores it (named barriers 4 and
- * 5), so no register waits on the stores; other rows are stored from
- * registers.
+ * changes no bit. Pingpong: the consumers issue their products in turn, a
+ * ring (named barriers 2 .. NC + 1; consumer 0 first), so one's softmax
+ * runs under the others' products. Epilogue: O / l and LSE, rows of the
+ * sequence only, columns < Dv only: at DB <= 128 a consumer whose 64 rows
+ * are whole tokens of the sequence (G divides 64) writes them to its part
+ * of the O tile in shared memory and one thread TMA-stores it (named
+ * barriers NC + 2 ..), so no register waits on the stores; other rows are
+ * stored from registers.
  * Head sizes: D, Dv <= DB. TMA zero-fills columns past D (Dv) and rows past
  * the tensor, so zeros add nothing. Rows of a key block past L_kv hold the
  * next sequence's keys (packed) or padding (padded, possibly NaN): their
@@ -55,11 +58,13 @@
  * stored.
  * Batch invariance (DESIGN.md section 4): as the flash kernel's - a row's
  * bits depend on its query, its sequence's keys and the key-block grid
- * (anchored at key 0, static BN), never on the other rows of its tile, the
- * layout or the batch. Split-KV: the split rows (kernels/flash_split.cuh,
- * the same rule) run on the flash split kernel of the same bucket
- * (OPP__FLASH_SPLIT_ENTRY), after this launch as its programmatic
- * dependent: its blocks start on the SMs this launch's blocks leave.
+ * (anchored at key 0; BN static per configuration, and which configuration
+ * runs a sequence of the D 64 pair depends on its L_kv alone), never on
+ * the other rows of its tile, the layout or the batch. Split-KV: the split
+ * rows (kernels/flash_split.cuh, the same rule) run on the flash split
+ * kernel of the same bucket (OPP__FLASH_SPLIT_ENTRY), after this launch as
+ * its programmatic dependent: its blocks start on the SMs this launch's
+ * blocks leave.
  * Work: items (m-block, sequence, kv head) in (sequence, kv head) pairs,
  * each pair's highest m-blocks (under causal masking the longest) first.
  * A grid of one block per SM claims them one at a time from a counter in
@@ -88,8 +93,12 @@
 
 // --- configuration
 
-template <int DB_, int BN_> struct hop_cfg {
-    static constexpr int DB = DB_, BM = 128, BN = BN_, THREADS = 384;
+/* NC_ consumer warpgroups of 64 rows each: 2 (BM 128), or 3 at DB 64 (BM
+ * 192: at D 64 the softmax weighs as much as the products, so a third
+ * warpgroup's softmax runs under the other two's products) */
+template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
+    static constexpr int DB = DB_, NC = NC_, BM = 64 * NC_, BN = BN_, THREADS = 128 * (NC_ + 1);
+    static constexpr int CTHREADS = 128 * NC_;                  /* consumer threads */
     static constexpr int PANELS = DB_ / 64;                     /* 64-column panels */
     static constexpr uint32_t Q_BYTES = (uint32_t)BM * DB_ * 2; /* PANELS x BM x 128 B */
     static constexpr uint32_t KV_BYTES = (uint32_t)BN_ * DB_ * 2;
@@ -105,7 +114,17 @@ template <int DB_, int BN_> struct hop_cfg {
     static constexpr uint32_t O_BYTES = TMA_O ? Q_BYTES : 0;
     static constexpr uint32_t BAR_OFF = O_OFF + O_BYTES;
     static constexpr size_t SMEM_BYTES = 1024 + (size_t)BAR_OFF + 256;
-    static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224;
+    /* the register file split by setmaxnreg: the producer warpgroup's
+     * claims and loads need few, the consumers' accumulators many */
+    static constexpr int PRODUCER_REGS = 56;
+    static constexpr int CONSUMER_REGS = NC_ == 2 ? 224 : 152;
+    /* named barriers: 1 (the consumers, the last block's V rows), 2 .. 2 +
+     * NC - 1 (pingpong: consumer c's turn), then one per consumer (its
+     * half of the O tile) */
+    static constexpr int EPI_BAR = 2 + NC_;
+    /* the D 64 lines run two configurations, NC 2 and 3, each on the
+     * sequences hop_takes_wide() gives it (kernels/hopper_launch.cuh) */
+    static constexpr bool PAIR = DB_ == 64;
 #ifndef OPP__HOPPER_PINGPONG
 #define OPP__HOPPER_PINGPONG 1
 #endif
@@ -125,7 +144,9 @@ template <int DB_, int BN_> struct hop_cfg {
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
     static_assert(STAGES == 2 || STAGES == 4, "a power of two, <= 4 (the mbarrier area)");
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
-    static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 65536, "register file");
+    static_assert(128 * PRODUCER_REGS + CTHREADS * CONSUMER_REGS <= 65536, "register file");
+    static_assert(NC_ == 2 || NC_ == 3, "two or three consumers");
+    static_assert(EPI_BAR + NC_ <= 16, "named barriers");
 };
 
 /* The tensor maps, by value in the kernel's parameters; o_ok: out's map
@@ -139,7 +160,8 @@ struct hop_maps {
 // --- the kernel
 
 /* grid.x blocks claim the items (hop_claim); rec: the guard record, read
- * first, whose work_next is the claim counter. */
+ * first, whose work_next (work_next_wide: the D 64 pair's wide launch) is
+ * the claim counter. */
 template <int DT, class C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
@@ -186,12 +208,12 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     }
     if (tid == 0) {
         hop_mbar_init(q_full, 1);
-        hop_mbar_init(q_empty, 256); /* every consumer thread: it read the slot */
+        hop_mbar_init(q_empty, C::CTHREADS); /* every consumer thread: it read the slot */
         for (uint32_t s = 0; s < C::STAGES; ++s) {
             hop_mbar_init(k_full(s), 1);
             hop_mbar_init(v_full(s), 1);
-            hop_mbar_init(k_empty(s), 2);
-            hop_mbar_init(v_empty(s), 2);
+            hop_mbar_init(k_empty(s), C::NC);
+            hop_mbar_init(v_empty(s), C::NC);
         }
         hop_mbar_init_fence();
     }
@@ -212,7 +234,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         }
         const uint32_t q_box = (uint32_t)C::PANELS * 128u * (uint32_t)(bmt * g);
         uint32_t it = 0, qn = 0;
-        unsigned long long *ctr = (unsigned long long *)&rec->work_next; /* 64-bit alike */
+        /* the claim counter (64-bit alike); the D 64 pair's wide launch has its own */
+        unsigned long long *ctr =
+            (unsigned long long *)(C::PAIR && C::NC == 3 ? &rec->work_next_wide : &rec->work_next);
         int64_t w = hop_claim<C>(a, bmt, ctr, true);
         for (;;) {
             hop_where at = {0, 0, -1};
@@ -274,14 +298,18 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     // ---- consumers
     hop_regs_inc<C::CONSUMER_REGS>();
     const int c = wg - 1;       /* consumer: rows 64 c .. 64 c + 63 */
-    const int ctid = tid - 128; /* 0 .. 255 */
+    const int ctid = tid - 128; /* 0 .. CTHREADS - 1 */
     const int lane = tid & 31, wq = (tid >> 5) & 3;
     const int qr = lane >> 2, qc = lane & 3;
     const int32_t rbase = c * 64 + wq * 16 + qr; /* this thread's rows: rbase, rbase + 8 */
     const bool causal = a.is_causal != 0;
     const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
-    if (C::PINGPONG && c == 1) {
-        hop_bar_arrive(2, 256); /* consumer 0 issues its matrix products first */
+    /* pingpong: consumer c waits for its turn on barrier 2 + c, then hands
+     * the turn to the next, c + 1 mod NC (each barrier: 128 threads sync,
+     * 128 arrive); the last opens consumer 0's first turn */
+    const int turn = 2 + c, next_turn = 2 + (c + 1) % C::NC;
+    if (C::PINGPONG && c == C::NC - 1) {
+        hop_bar_arrive(2, 256);
     }
     uint32_t it = 0, qn = 0;
     for (;;) {
@@ -322,6 +350,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 const uint64_t db = hop_desc(kb + (ks / 4) * C::KV_PANEL + (ks % 4) * 32, 16, 1024);
                 if constexpr (C::BN == 128) {
                     wgmma_ss_n128<DT>(sc, da, db, ks > 0 ? 1 : 0);
+                } else if constexpr (C::BN == 96) {
+                    wgmma_ss_n96<DT>(sc, da, db, ks > 0 ? 1 : 0);
                 } else {
                     wgmma_ss_n64<DT>(sc, da, db, ks > 0 ? 1 : 0);
                 }
@@ -410,11 +440,11 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 const uint32_t s = stage(it), ph = phase(it);
                 hop_mbar_wait(k_full(s), ph);
                 if (C::PINGPONG) {
-                    hop_bar_sync(2 + c, 256);
+                    hop_bar_sync(turn, 256);
                 }
                 issue_qk(s);
                 if (C::PINGPONG) {
-                    hop_bar_arrive(3 - c, 256);
+                    hop_bar_arrive(next_turn, 256);
                 }
                 wgmma_wait<0>();
                 fence_s();
@@ -437,7 +467,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 const uint32_t sp = stage(prev), php = phase(prev);
                 hop_mbar_wait(k_full(s), ph);
                 if (C::PINGPONG) {
-                    hop_bar_sync(2 + c, 256);
+                    hop_bar_sync(turn, 256);
                 }
                 issue_qk(s);
                 if constexpr (C::RESCALE_EARLY) {
@@ -446,7 +476,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 hop_mbar_wait(v_full(sp), php);
                 issue_pv(sp);
                 if (C::PINGPONG) {
-                    hop_bar_arrive(3 - c, 256);
+                    hop_bar_arrive(next_turn, 256);
                 }
                 wgmma_wait<1>();
                 fence_s();
@@ -487,13 +517,13 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     /* rows left .. BN-1: another sequence's values or padding;
                      * whole 128-byte rows, so the swizzle does not matter */
                     const uint32_t chunks = (uint32_t)(C::BN - left) * 8u;
-                    for (uint32_t i = ctid; i < chunks * C::PANELS; i += 256) {
+                    for (uint32_t i = ctid; i < chunks * C::PANELS; i += C::CTHREADS) {
                         const uint32_t p = i / chunks, r = i % chunks;
                         const uint32_t off = sv(s) - base + p * C::KV_PANEL + left * 128u + r * 16u;
                         *(uint4 *)(gbase + off) = make_uint4(0, 0, 0, 0);
                     }
                     hop_fence_proxy_async();
-                    hop_bar_sync(1, 256);
+                    hop_bar_sync(1, C::CTHREADS);
                 }
                 issue_pv(s);
                 wgmma_wait<0>();
@@ -536,7 +566,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             if (lead) {
                 hop_bulk_wait<true>(); /* this consumer's last store read the tile */
             }
-            hop_bar_sync(4 + c, 128);
+            hop_bar_sync(C::EPI_BAR + c, 128);
             const float(&of)[C::DB / 8][4] = reinterpret_cast<const float(&)[C::DB / 8][4]>(o);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
@@ -551,7 +581,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 }
             }
             hop_fence_proxy_async();
-            hop_bar_sync(4 + c, 128);
+            hop_bar_sync(C::EPI_BAR + c, 128);
             if (lead) {
                 const int32_t row = (packed ? r0 : 0) + t0 + c * wtok;
 #pragma unroll

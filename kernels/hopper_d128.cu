@@ -8,7 +8,8 @@
  */
 #include "kernels/hopper_launch.cuh"
 
-#define HOPPER_D128_LAUNCHER(name, ALGO, DTYPE, ...) \
-    OPP__HOPPER_LAUNCHER(name, ALGO, DTYPE, __VA_ARGS__, OPP__FLASH_SPLIT_ENTRY_NAME(DTYPE, 128))
+#define HOPPER_D128_LAUNCHER(name, ALGO, DTYPE, ...)                                              \
+    OPP__HOPPER_LAUNCHER(name, ALGO, DTYPE, __VA_ARGS__, OPP__FLASH_SPLIT_ENTRY_NAME(DTYPE, 128), \
+                         cfg_t)
 OPP__HOPPER_D128_KERNELS(HOPPER_D128_LAUNCHER)
 #undef HOPPER_D128_LAUNCHER

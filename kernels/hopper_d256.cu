@@ -9,6 +9,6 @@
 #include "kernels/hopper_launch.cuh"
 
 #define HOPPER_D256_LAUNCHER(name, ALGO, DTYPE, ...) \
-    OPP__HOPPER_LAUNCHER(name, ALGO, DTYPE, __VA_ARGS__, NULL)
+    OPP__HOPPER_LAUNCHER(name, ALGO, DTYPE, __VA_ARGS__, NULL, cfg_t)
 OPP__HOPPER_D256_KERNELS(HOPPER_D256_LAUNCHER)
 #undef HOPPER_D256_LAUNCHER

@@ -8,7 +8,10 @@
  */
 #include "kernels/hopper_launch.cuh"
 
-#define HOPPER_D64_LAUNCHER(name, ALGO, DTYPE, ...) \
-    OPP__HOPPER_LAUNCHER(name, ALGO, DTYPE, __VA_ARGS__, OPP__FLASH_SPLIT_ENTRY_NAME(DTYPE, 64))
+/* each line with its wide configuration (kernel_list.h) */
+typedef hop_cfg<64, OPP__HOPPER_WIDE_D64_BN, OPP__HOPPER_WIDE_D64_BM / 64> hop_wide_d64;
+#define HOPPER_D64_LAUNCHER(name, ALGO, DTYPE, ...)                                              \
+    OPP__HOPPER_LAUNCHER(name, ALGO, DTYPE, __VA_ARGS__, OPP__FLASH_SPLIT_ENTRY_NAME(DTYPE, 64), \
+                         hop_wide_d64)
 OPP__HOPPER_D64_KERNELS(HOPPER_D64_LAUNCHER)
 #undef HOPPER_D64_LAUNCHER

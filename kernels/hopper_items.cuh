@@ -12,6 +12,9 @@
  * record (zeroed by the guard on every call); items past a sequence's
  * tokens are skipped for every block at once (atomicMax). Which block runs
  * an item, and when, never changes the item's arithmetic.
+ * The D 64 pair: hop_takes_wide() gives each sequence to one of two
+ * launches (flash_args::hop_class), from its own L_kv alone; the other
+ * launch sees it as a sequence of no tokens.
  */
 #ifndef OPP_KERNELS_HOPPER_ITEMS_CUH
 #define OPP_KERNELS_HOPPER_ITEMS_CUH
@@ -19,6 +22,34 @@
 #include <stdint.h>
 
 #include "kernels/flash_attention.cuh"
+/* Whether the Hopper D 64 pair runs a sequence with lkv keys on its wide
+ * configuration (BM 192, BN 96: three consumer warpgroups) rather than on
+ * BM 128: from OPP__HOPPER_WIDE_D64_MIN_KEYS keys on. On the H200 sweep
+ * (bench/RESULTS.md, ninth session) BM 192 ran self-attention 4-10 %
+ * faster from 4096 tokens on, as fast at 2048, and up to a third slower
+ * below 1024 (a 128-token sequence pads to 192 rows); with this pair and
+ * its threshold at 2048, the L 2048 cases ran 8 % slower than BM 128 alone
+ * and those from 4096 on 1-7 % faster (tenth session), so 4096. L_kv, not
+ * L_q: the padded layout gives every sequence L_q = S_q, so a rule on L_q would
+ * run a sequence on one configuration packed and on the other padded; L_kv
+ * is the same in both, so a sequence's bits never depend on the layout or
+ * the rest of the batch. */
+__host__ __device__ __forceinline__ bool hop_takes_wide(int64_t lkv) {
+    return lkv >= OPP__HOPPER_WIDE_D64_MIN_KEYS;
+}
+
+/* Tokens of a sequence this launch runs: ntok, or 0 when the other launch
+ * of the D 64 pair runs it (C::PAIR: a configuration of the pair). */
+template <class C>
+__device__ __forceinline__ int32_t hop_class_tokens(const flash_args &a, int32_t ntok,
+                                                    int32_t lkv) {
+    if constexpr (!C::PAIR) {
+        return ntok;
+    } else {
+        return a.hop_class == 0 || hop_takes_wide(lkv) == (a.hop_class == 2) ? ntok : 0;
+    }
+}
+
 /* The geometry of one item (m-block, sequence, kv head), computed alike by
  * the producer and the consumers. */
 struct hop_item {
@@ -72,7 +103,7 @@ __device__ __forceinline__ bool hop_item_at(const flash_args &a, const hop_where
         it.bcoord = it.b;
     }
     const int32_t ts = a.split_on ? flash_split_tokens(it.lq, it.lkv, a.g) : 0;
-    it.ntok = it.lq - ts;
+    it.ntok = hop_class_tokens<C>(a, it.lq - ts, it.lkv);
     it.t0 = mb * bmt;
     if (it.t0 >= it.ntok) {
         return false; /* past the sequence's tokens (of this launch) */
@@ -86,7 +117,7 @@ __device__ __forceinline__ bool hop_item_at(const flash_args &a, const hop_where
 }
 
 /* Tokens of sequence b this launch runs (L_q minus its split tokens). */
-__device__ __forceinline__ int32_t hop_tokens(const flash_args &a, int64_t b) {
+template <class C> __device__ __forceinline__ int32_t hop_tokens(const flash_args &a, int64_t b) {
     int32_t lq, lkv;
     if (a.cu_q != NULL) {
         lq = a.cu_q[b + 1] - a.cu_q[b];
@@ -95,7 +126,7 @@ __device__ __forceinline__ int32_t hop_tokens(const flash_args &a, int64_t b) {
         lq = a.q_seqlen;
         lkv = (int32_t)a.nonpad[b];
     }
-    return lq - (a.split_on ? flash_split_tokens(lq, lkv, a.g) : 0);
+    return hop_class_tokens<C>(a, lq - (a.split_on ? flash_split_tokens(lq, lkv, a.g) : 0), lkv);
 }
 
 /* The next item of this block, the same on all 32 lanes of the producer's
@@ -125,7 +156,7 @@ __device__ int64_t hop_claim(const flash_args &a, int32_t bmt, unsigned long lon
         }
         const int64_t pair = w / a.n_mb;
         const int64_t mb = a.n_mb - 1 - (w - pair * a.n_mb);
-        const int64_t nmb = ((int64_t)hop_tokens(a, pair / a.hkv) + bmt - 1) / bmt;
+        const int64_t nmb = ((int64_t)hop_tokens<C>(a, pair / a.hkv) + bmt - 1) / bmt;
         if (mb < nmb) {
             return w;
         }

@@ -108,82 +108,112 @@ static inline bool hop_tma_ok(const opp__tensor_t *t, int64_t nb) {
     return true;
 }
 
-/* The kernel on a 1-D grid of min(items, SMs) blocks of 384 threads,
- * items = ceil(max_seqlen_q / (BM / G)) * B * Hkv, C::SMEM_BYTES of dynamic
- * shared memory; the tensor maps are encoded here, on the host, per call
- * (no stream work: safe under graph capture). Then, when the plan has split
- * partials and DB <= OPP__SPLIT_DMAX, `split` (the flash split launch and
- * combine of the same bucket); all on `stream`, in that order. */
+/* One launch of configuration C on `stream`: a 1-D grid of min(items,
+ * SMs) blocks of C::THREADS threads, items = ceil(max_seqlen_q / (BM / G))
+ * * B * Hkv, C::SMEM_BYTES of dynamic shared memory, running the sequences
+ * of a.hop_class; the tensor maps are encoded here, on the host, per call
+ * (no stream work: safe under graph capture). *launched: whether it
+ * launched (no item: no launch). */
 template <int DT, class C>
+static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__guard_record_t *rec,
+                                   struct CUstream_st *stream, bool *launched) {
+    const int32_t bmt = C::BM / a.g;
+    a.n_mb = ((int64_t)p->max_seqlen_q + bmt - 1) / bmt;
+    a.items = a.n_mb * a.batch * a.hkv;
+    *launched = false;
+    if (a.items <= 0) {
+        return OPP_STATUS_SUCCESS;
+    }
+    hop_encode_fn enc = NULL;
+    OPP_TRY(hop_encoder(&enc));
+    hop_maps maps;
+    const bool packed = p->layout == OPP__LAYOUT_PACKED;
+    const int64_t nb = packed ? 1 : p->batch;
+    const int64_t q_rows = packed ? p->total_q : p->q_seqlen;
+    const int64_t kv_rows = packed ? p->total_kv : p->kv_seqlen;
+    OPP_TRY(hop_map(enc, &maps.q, "q", &p->q, DT, p->a.d, p->a.hq, q_rows, nb, (uint32_t)a.g,
+                    (uint32_t)bmt));
+    OPP_TRY(
+        hop_map(enc, &maps.k, "k", &p->k, DT, p->a.d, p->a.hkv, kv_rows, nb, 1, (uint32_t)C::BN));
+    OPP_TRY(
+        hop_map(enc, &maps.v, "v", &p->v, DT, p->a.dv, p->a.hkv, kv_rows, nb, 1, (uint32_t)C::BN));
+    /* out: a box of one consumer's rows, {64, G, 64 / G} when G divides
+     * 64 and the tensor suits TMA; else every row is stored from
+     * registers (o_ok = 0) */
+    maps.o_ok = 0;
+    memset(&maps.o, 0, sizeof(maps.o));
+    if (C::TMA_O && 64 % a.g == 0 && hop_tma_ok(&p->out, nb)) {
+        OPP_TRY(hop_map(enc, &maps.o, "out", &p->out, DT, p->a.dv, p->a.hq, q_rows, nb,
+                        (uint32_t)a.g, (uint32_t)(64 / a.g)));
+        maps.o_ok = 1;
+    }
+    static int smem_set[OPP__DEVICE_CACHE_SLOTS];
+    OPP_TRY(flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
+    /* persistent: one block per SM claims the items (the longest first),
+     * so a block's next Q and K/V load under its epilogue */
+    int64_t cap = 0x7FFFFFFF;
+    if (C::PERSISTENT) {
+        int sms = 0;
+        OPP_TRY(hop_sm_count(&sms));
+        cap = sms;
+    }
+    const unsigned grid = (unsigned)(a.items < cap ? a.items : cap);
+    hopper_attention_kernel<DT, C>
+        <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
+    OPP_CUDA_TRY(cudaGetLastError());
+    *launched = true;
+    return OPP_STATUS_SUCCESS;
+}
+
+/* The Hopper kernel of configuration C (hopper_enqueue) on every sequence;
+ * or, with a wide configuration W (W::BM != C::BM: the D 64 pair), W on
+ * the sequences hop_takes_wide() gives it (when max_seqlen_kv allows one),
+ * then C on the others. Then, when the plan has split partials and DB <=
+ * OPP__SPLIT_DMAX, `split` (the flash split launch and combine of the same
+ * bucket, a programmatic dependent of the last launch here); all on
+ * `stream`, in that order. */
+template <int DT, class C, class W = C>
 static opp_status_t
 hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_st *stream,
               opp_status_t (*split)(const flash_args &, const opp__problem_t *,
                                     const opp__guard_record_t *, struct CUstream_st *, bool)) {
     flash_args a = flash_args_init(p, plan, C::DB);
     a.split_on = a.split_on && split != NULL;
-    const int32_t bmt = C::BM / a.g;
-    a.n_mb = ((int64_t)p->max_seqlen_q + bmt - 1) / bmt;
-    a.items = a.n_mb * a.batch * a.hkv;
     opp__guard_record_t *rec = (opp__guard_record_t *)plan->guard_record;
-    if (a.items > 0) {
-        hop_encode_fn enc = NULL;
-        OPP_TRY(hop_encoder(&enc));
-        hop_maps maps;
-        const bool packed = p->layout == OPP__LAYOUT_PACKED;
-        const int64_t nb = packed ? 1 : p->batch;
-        const int64_t q_rows = packed ? p->total_q : p->q_seqlen;
-        const int64_t kv_rows = packed ? p->total_kv : p->kv_seqlen;
-        OPP_TRY(hop_map(enc, &maps.q, "q", &p->q, DT, p->a.d, p->a.hq, q_rows, nb, (uint32_t)a.g,
-                        (uint32_t)bmt));
-        OPP_TRY(hop_map(enc, &maps.k, "k", &p->k, DT, p->a.d, p->a.hkv, kv_rows, nb, 1,
-                        (uint32_t)C::BN));
-        OPP_TRY(hop_map(enc, &maps.v, "v", &p->v, DT, p->a.dv, p->a.hkv, kv_rows, nb, 1,
-                        (uint32_t)C::BN));
-        /* out: a box of one consumer's rows, {64, G, 64 / G} when G divides
-         * 64 and the tensor suits TMA; else every row is stored from
-         * registers (o_ok = 0) */
-        maps.o_ok = 0;
-        memset(&maps.o, 0, sizeof(maps.o));
-        if (C::TMA_O && 64 % a.g == 0 && hop_tma_ok(&p->out, nb)) {
-            OPP_TRY(hop_map(enc, &maps.o, "out", &p->out, DT, p->a.dv, p->a.hq, q_rows, nb,
-                            (uint32_t)a.g, (uint32_t)(64 / a.g)));
-            maps.o_ok = 1;
+    bool launched = false;
+    if constexpr (W::BM == C::BM) {
+        OPP_TRY((hopper_enqueue<DT, C>(a, p, rec, stream, &launched)));
+    } else {
+        static_assert(W::DB == C::DB && W::SMEM_BYTES <= C::SMEM_BYTES && W::BM >= C::BM,
+                      "the wide configuration fits where its line's fits, G <= BM");
+        if (hop_takes_wide(p->max_seqlen_kv)) {
+            a.hop_class = 2;
+            OPP_TRY((hopper_enqueue<DT, W>(a, p, rec, stream, &launched)));
         }
-        static int smem_set[OPP__DEVICE_CACHE_SLOTS];
-        OPP_TRY(
-            flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
-        /* persistent: one block per SM claims the items (the longest
-         * first), so a block's next Q and K/V load under its epilogue */
-        int64_t cap = 0x7FFFFFFF;
-        if (C::PERSISTENT) {
-            int sms = 0;
-            OPP_TRY(hop_sm_count(&sms));
-            cap = sms;
-        }
-        const unsigned grid = (unsigned)(a.items < cap ? a.items : cap);
-        hopper_attention_kernel<DT, C>
-            <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
-        OPP_CUDA_TRY(cudaGetLastError());
+        a.hop_class = 1;
+        OPP_TRY((hopper_enqueue<DT, C>(a, p, rec, stream, &launched)));
+        a.hop_class = 0;
     }
     if (a.split_on) {
-        return split(a, p, rec, stream, a.items > 0); /* PDL after a launch of this kernel */
+        return split(a, p, rec, stream, launched); /* PDL after a launch of this kernel */
     }
     return OPP_STATUS_SUCCESS;
 }
 
 /* One launch function per SM 90 FAST line of kernels/kernel_list.h; SPLIT:
- * the bucket's split entry (OPP__FLASH_SPLIT_ENTRY_NAME) or NULL. */
+ * the bucket's split entry (OPP__FLASH_SPLIT_ENTRY_NAME) or NULL; WIDE_CFG:
+ * the line's wide configuration (a hop_cfg), or cfg_t (none). */
 #define OPP__HOPPER_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM_, BM_, BN_, THREADS_, SMEM_, \
-                             SPLIT)                                                          \
+                             SPLIT, WIDE_CFG)                                                \
     extern "C" opp_status_t opp__launch_##name(                                              \
         const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,      \
         struct CUstream_st *stream) {                                                        \
-        typedef hop_cfg<DMAX, BN_> cfg_t;                                                    \
+        typedef hop_cfg<DMAX, BN_, (BM_) / 64> cfg_t;                                        \
         static_assert(cfg_t::SMEM_BYTES == (SMEM_) && (BM_) == cfg_t::BM &&                  \
                           (THREADS_) == cfg_t::THREADS && (SM_) == 90,                       \
                       "hopper row");                                                         \
         (void)row;                                                                           \
-        return hopper_launch<OPP_DTYPE_##DTYPE, cfg_t>(p, plan, stream, SPLIT);              \
+        return hopper_launch<OPP_DTYPE_##DTYPE, cfg_t, WIDE_CFG>(p, plan, stream, SPLIT);    \
     }
 
 #endif /* OPP_KERNELS_HOPPER_LAUNCH_CUH */

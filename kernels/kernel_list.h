@@ -132,10 +132,19 @@
  * one producer warp and two consumer warpgroups of 64 rows each), compute
  * capability 9.0 only; listed first, so on an H100 / H200 it serves D, Dv
  * up to its DMAX and the flash rows below serve the rest (and every other
- * GPU). One translation unit per bucket (kernels/hopper_d<DB>.cu). */
+ * GPU). One translation unit per bucket (kernels/hopper_d<DB>.cu).
+ * A D64 line's fields are its BM 128 configuration's (G <= 128); its
+ * launcher also runs the wide one, OPP__HOPPER_WIDE_D64_* (three consumer
+ * warpgroups: BM 192, BN 96, 512 threads, less shared memory), on the
+ * sequences hop_takes_wide() gives it (kernels/hopper_items.cuh). */
 #define OPP__HOPPER_D64_KERNELS(X)                                                               \
     X(hopper_f16_d64, FAST, F16, 64, 8, 90, 128, 128, 384, OPP__HOPPER_SMEM_BYTES(64, 128, 128)) \
     X(hopper_bf16_d64, FAST, BF16, 64, 8, 90, 128, 128, 384, OPP__HOPPER_SMEM_BYTES(64, 128, 128))
+/* the D64 lines' wide configuration: BM (three consumers), BN, and the
+ * sequences it runs: those with at least MIN_KEYS keys (hop_takes_wide) */
+#define OPP__HOPPER_WIDE_D64_BM       192
+#define OPP__HOPPER_WIDE_D64_BN       96
+#define OPP__HOPPER_WIDE_D64_MIN_KEYS 4096
 #define OPP__HOPPER_D128_KERNELS(X)                            \
     X(hopper_f16_d128, FAST, F16, 128, 8, 90, 128, 128, 384,   \
       OPP__HOPPER_SMEM_BYTES(128, 128, 128))                   \

@@ -70,7 +70,8 @@ typedef struct opp__guard_record {
      * claims, kernels/hopper_items.cuh): zero when the guard wrote the
      * record, so each call starts from item 0 (graph replays too) */
     uint64_t work_next;
-    int64_t padding[25];
+    uint64_t work_next_wide; /* ... of the Hopper D 64 pair's wide launch */
+    int64_t padding[24];
 } opp__guard_record_t;
 
 /*! opp__varlen_guard_launch() :

@@ -259,6 +259,45 @@ static void test_fast_every_row(void **state) {
     assert_true(ran > 0);
 }
 
+/* The Hopper D 64 pair (kernels/hopper_items.cuh, hop_takes_wide): BM 192
+ * runs the sequences of at least OPP__HOPPER_WIDE_D64_MIN_KEYS keys, BM 128
+ * the others, in one call. Sequences on both sides of the threshold (one
+ * key below, at, above; short ones; L_q < L_kv), f16 and bf16, causal or
+ * not, through AUTO (the D 64 line on an SM 90 device, the flash kernel
+ * elsewhere): accuracy against EXACT, and the full invariance checks -
+ * padded (L_q = S_q there, the same L_kv), alone, among others, repeated. */
+static void test_fast_pair_threshold(void **state) {
+    (void)state;
+    OPP_FT_REQUIRE_DEVICE();
+    const int32_t t = OPP__HOPPER_WIDE_D64_MIN_KEYS;
+    const int32_t lq[6] = {t - 1, t, 100, t + 1, 500, 37};
+    const int32_t lkv[6] = {t - 1, t, 100, t + 1, t + 5, 37};
+    opp_ft_err_t e;
+    memset(&e, 0, sizeof(e));
+    for (int c = 0; c < 4; ++c) {
+        const opp_dtype_t dt = c % 2 ? OPP_DTYPE_BF16 : OPP_DTYPE_F16;
+        const int causal = c / 2;
+        opp_lb_t lb;
+        assert_int_equal(opp_lb_from_lengths(&lb, dt, 6, lq, lkv, 4, 2, 64, 64, 0.0f, causal, 0.0f,
+                                             base_seed() + (uint64_t)c),
+                         0);
+        char desc[600], d[512];
+        opp_lb_describe(&lb, d, sizeof(d));
+        snprintf(desc, sizeof(desc), "pair threshold %d keys: %s", (int)t, d);
+        opp_ft_res_t fast, exact;
+        opp_ft_run_packed(&lb, OPP_ALGO_FAST, NULL, &fast);
+        opp_ft_run_packed(&lb, OPP_ALGO_EXACT, NULL, &exact);
+        opp_ft_assert_sane(&lb, &fast, desc);
+        opp_ft_check_accuracy(&lb, &fast, &exact, &e, desc);
+        opp_ft_check_invariance(&lb, &fast, NULL, base_seed() ^ (uint64_t)(77 + c), 1, desc);
+        opp_ft_res_free(&fast);
+        opp_ft_res_free(&exact);
+        opp_lb_free(&lb);
+    }
+    print_header("D 64 pair");
+    opp_ft_err_print("threshold cases", &e);
+}
+
 // --- 4. CUDA graphs
 
 /* opp_packed_attention_fwd_lse (FAST) captured once on a non-default
@@ -512,11 +551,9 @@ static void test_fast_guard(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fast_guard),
-        cmocka_unit_test(test_fast_graph_capture),
-        cmocka_unit_test(test_fast_strides),
-        cmocka_unit_test(test_fast_every_row),
-        cmocka_unit_test(test_fast_batch_invariance),
+        cmocka_unit_test(test_fast_guard),          cmocka_unit_test(test_fast_graph_capture),
+        cmocka_unit_test(test_fast_strides),        cmocka_unit_test(test_fast_every_row),
+        cmocka_unit_test(test_fast_pair_threshold), cmocka_unit_test(test_fast_batch_invariance),
         cmocka_unit_test(test_fast_accuracy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,7 +15,7 @@ scale_d = 0 overwrites D, 1 accumulates.
 """
 import sys
 
-NS = (64, 128, 256)
+NS = {"ss": (64, 96, 128), "rs": (64, 128, 256)}
 TYPES = (("OPP_DTYPE_F16", "f16"), ("OPP_DTYPE_BF16", "bf16"))
 
 
@@ -90,7 +90,7 @@ def main():
 // clang-format off
 """)
     for form in ("ss", "rs"):
-        for n in NS:
+        for n in NS[form]:
             emit(form, n, out)
     out.write("// clang-format on\n\n#endif /* OPP_KERNELS_WGMMA_OPS_CUH */\n")
 
