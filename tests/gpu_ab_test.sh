@@ -110,8 +110,8 @@ h='"ID","Kernel Name","Block Size","dram__throughput.avg.pct_of_peak_sustained_e
     echo "==PROF== a message"
     echo "$h"
     echo '"","","","%","nsecond"'
-    echo '"0","flash_decode_kernel","(128, 1, 1)","72.0","300000"'
-    echo '"1","flash_decode_kernel","(128, 1, 1)","70.0","310000"'
+    echo '"0","flash_decode_kernel","(128, 1, 1)","72.0","300,000"'
+    echo '"1","flash_decode_kernel","(128, 1, 1)","70.0","310,000"'
     echo '"2","flash_combine_kernel","(128, 1, 1)","20.0","12000"'
 } >"$log"
 EOF
@@ -124,6 +124,20 @@ n=$(grep -c '^  flash_decode_kernel  *2 launches, median     305.0 us, DRAM  71.
 [ "$n" -eq 2 ] || fail "--ncu: $n decode lines (one per build expected): $(cat "$T/out5/ab.txt")"
 grep -q '^  flash_combine_kernel  *1 launches, median      12.0 us, DRAM  20.0 % of peak$' \
     "$T/out5/ab.txt" || fail "--ncu: no combine line: $(cat "$T/out5/ab.txt")"
+# an ncu that profiled nothing: ab.txt shows its messages instead of no line at all
+cat >"$T/bin/ncu" <<'EOF'
+#!/bin/bash
+log=""
+while [ $# -gt 0 ]; do
+    [ "$1" = --log-file ] && log=$2
+    shift
+done
+echo "==ERROR== ERR_NVGPUCTRPERM - no permission to the GPU's performance counters" >"$log"
+EOF
+PATH=$T/bin:$PATH OUT=$T/out5b bash "$S/ab.sh" --only w1 --rounds 1 --ncu w1 >/dev/null 2>&1
+grep -q "no kernel rows in ncu's CSV" "$T/out5b/ab.txt" &&
+    grep -q 'ERR_NVGPUCTRPERM' "$T/out5b/ab.txt" ||
+    fail "--ncu without rows: no diagnostic: $(cat "$T/out5b/ab.txt")"
 
 # --sweep-only and --decode-only alone: each build's oppbench gets the sweep's options
 rm -f "$T/args.txt"

@@ -254,13 +254,19 @@ try:
 except OSError as e:
     print("  no ncu output (%s)" % e)
     sys.exit(0)
+def num(x):  # ncu may write thousands separators ("371,234")
+    return float(x.replace(",", ""))
 for r in csv.DictReader(lines):
     try:
-        us = float(r["gpu__time_duration.sum"]) / 1e3  # ns
-        dram = float(r["dram__throughput.avg.pct_of_peak_sustained_elapsed"])
+        us = num(r["gpu__time_duration.sum"]) / 1e3  # ns
+        dram = num(r["dram__throughput.avg.pct_of_peak_sustained_elapsed"])
     except (KeyError, ValueError):
         continue  # the units row
     rows.setdefault(r["Kernel Name"], []).append((us, dram))
+if not rows:  # say why: ncu's own messages and the CSV's first lines
+    print("  no kernel rows in ncu's CSV; its first lines:")
+    for l in open(sys.argv[1]).read().splitlines()[:8]:
+        print("    " + l[:200])
 for k, v in rows.items():
     print("  %-28s %3d launches, median %9.1f us, DRAM %5.1f %% of peak"
           % (k, len(v), statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)))
