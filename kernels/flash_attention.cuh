@@ -490,13 +490,13 @@ template <class C> constexpr size_t flash_split_smem_bytes() {
  * items (split, sequence, kv head); C has BM = OPP__SPLIT_ROWS. An item
  * with at most 16 split rows runs on the narrow tile (all four warps on
  * one m16 tile, kernels/flash_split_narrow.cuh), the others on the split
- * tile; a row's bits are the same on both. Four blocks
- * per SM (128 registers; at DB 128 ptxas spills 156 bytes, 100 with the
- * split tile alone, 384 with the narrow tile's Q in registers): the split launch is
- * memory-bound, and four blocks keep more K/V loads in flight (the H200 A/B
- * against three blocks: bench/RESULTS.md, fourth session, decode). */
+ * tile; a row's bits are the same on both. Three blocks an SM (EXPERIMENT
+ * against main's four: 168 registers at DB 128, no spill, where four
+ * blocks' 128 registers spill 156 bytes; the narrow tile keeps four warps
+ * busy per decode item, so fewer blocks may no longer cost what they did
+ * for the split tile alone, bench/RESULTS.md, fourth session). */
 template <int DT, class C>
-static __global__ void __launch_bounds__(C::THREADS, 4)
+static __global__ void __launch_bounds__(C::THREADS, 3)
     flash_split_kernel(const flash_args a, const opp__guard_record_t *rec) {
     extern __shared__ __align__(16) uint16_t flash_smem[];
     __shared__ long long red[32];
