@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/lb_fill.h"
 #include "harness/rng.h"
 #include "numerics/fp_convert.h"
 
@@ -20,13 +21,6 @@ void opp_lb_spec_random(opp_lb_spec_t *spec) {
     spec->is_causal = -1;
     spec->softcap = -1.0f;
     spec->scale = -1.0f;
-}
-
-static void fill_values(void *dst, size_t count, opp_dtype_t dtype, double amplitude,
-                        uint64_t *state) {
-    for (size_t i = 0; i < count; ++i) {
-        opp__store_elem(dst, i, (int)dtype, amplitude * opp_rng_normalish(state));
-    }
 }
 
 static int lb_alloc(opp_lb_t *lb) {
@@ -63,12 +57,14 @@ static int lb_fill(opp_lb_t *lb, uint64_t seed) {
     uint64_t st = seed ^ 0x5EEDF00Dull;
     /* Amplitudes vary so softmax ranges from near-uniform to near-one-hot. */
     const double amp = 0.25 + 2.75 * opp_rng_unit(&st);
-    fill_values(lb->q, (size_t)lb->total_q * (size_t)lb->num_heads * (size_t)lb->head_size,
-                lb->dtype, amp, &st);
-    fill_values(lb->k, (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->head_size,
-                lb->dtype, amp, &st);
-    fill_values(lb->v, (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->v_head_size,
-                lb->dtype, 1.0, &st);
+    opp_lb_fill_values(lb->q, (size_t)lb->total_q * (size_t)lb->num_heads * (size_t)lb->head_size,
+                       lb->dtype, amp, &st);
+    opp_lb_fill_values(lb->k,
+                       (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->head_size,
+                       lb->dtype, amp, &st);
+    opp_lb_fill_values(lb->v,
+                       (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->v_head_size,
+                       lb->dtype, 1.0, &st);
     return 0;
 }
 

@@ -7,15 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/lb_fill.h"
 #include "harness/logical_batch.h"
 #include "numerics/fp_convert.h"
 
 void opp_lb_poison_fill(void *dst, size_t count, opp_dtype_t dtype, opp_lb_poison_t poison) {
     /* Large but finite in every dtype: products stay finite in double. */
     const double big = dtype == OPP_DTYPE_F16 ? 30000.0 : 1.0e30;
-    for (size_t i = 0; i < count; ++i) {
-        const double value = poison == OPP_LB_POISON_NAN ? (double)NAN : ((i & 1) ? -big : big);
-        opp__store_elem(dst, i, (int)dtype, value);
+    if (poison == OPP_LB_POISON_NAN) {
+        opp_lb_fill_pattern2(dst, count, dtype, (double)NAN, (double)NAN);
+    } else {
+        opp_lb_fill_pattern2(dst, count, dtype, big, -big); /* big, -big, big, .. */
     }
 }
 

@@ -1,0 +1,89 @@
+/*
+ * lb_fill.c - the logical batch generator's bulk fills (lb_fill.h). A
+ * decode workload's K and V are ~0.5 G elements and their padded copies
+ * twice that; filled one element at a time they cost oppbench ~20 s per
+ * run on the GPU machine before any kernel runs. The random fill is cut
+ * into ranges, each thread starting its splitmix64 state where the
+ * sequential loop would be (opp_rng_skip: 4 draws an element), so the
+ * values are the same bits at any thread count; the poison fill computes
+ * its two pattern elements and copies them.
+ */
+#include "harness/lb_fill.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "harness/rng.h"
+#include "numerics/fp_convert.h"
+#include "reference/opp_reference.h"
+
+enum { FILL_MAX_THREADS = 64, FILL_MIN_PER_THREAD = 1 << 18, DRAWS_PER_ELEM = 4 };
+
+typedef struct fill_range {
+    void *dst;
+    size_t i0, i1;
+    int dtype;
+    double amplitude;
+    uint64_t state; /* the state before element i0's draws */
+} fill_range_t;
+
+static void *fill_range_run(void *arg) {
+    fill_range_t *r = (fill_range_t *)arg;
+    uint64_t st = r->state;
+    for (size_t i = r->i0; i < r->i1; ++i) {
+        opp__store_elem(r->dst, i, r->dtype, r->amplitude * opp_rng_normalish(&st));
+    }
+    return NULL;
+}
+
+void opp_lb_fill_values(void *dst, size_t count, opp_dtype_t dtype, double amplitude,
+                        uint64_t *state) {
+    size_t nt = (size_t)opp_ref_threads();
+    const size_t most = count / FILL_MIN_PER_THREAD;
+    nt = nt < most ? nt : most;
+    nt = nt < FILL_MAX_THREADS ? nt : FILL_MAX_THREADS;
+    nt = nt > 0 ? nt : 1;
+    fill_range_t r[FILL_MAX_THREADS];
+    pthread_t tid[FILL_MAX_THREADS];
+    int started[FILL_MAX_THREADS];
+    for (size_t t = 0; t < nt; ++t) {
+        r[t].dst = dst;
+        r[t].i0 = count / nt * t;
+        r[t].i1 = t + 1 == nt ? count : count / nt * (t + 1);
+        r[t].dtype = (int)dtype;
+        r[t].amplitude = amplitude;
+        r[t].state = *state;
+        opp_rng_skip(&r[t].state, (uint64_t)r[t].i0 * DRAWS_PER_ELEM);
+        /* range 0 runs here; a thread that cannot start runs here too */
+        started[t] = t > 0 && pthread_create(&tid[t], NULL, fill_range_run, &r[t]) == 0;
+    }
+    for (size_t t = 0; t < nt; ++t) {
+        if (!started[t]) {
+            fill_range_run(&r[t]);
+        }
+    }
+    for (size_t t = 0; t < nt; ++t) {
+        if (started[t]) {
+            pthread_join(tid[t], NULL);
+        }
+    }
+    opp_rng_skip(state, (uint64_t)count * DRAWS_PER_ELEM);
+}
+
+void opp_lb_fill_pattern2(void *dst, size_t count, opp_dtype_t dtype, double v0, double v1) {
+    if (count == 0) {
+        return;
+    }
+    opp__store_elem(dst, 0, (int)dtype, v0);
+    if (count == 1) {
+        return;
+    }
+    opp__store_elem(dst, 1, (int)dtype, v1);
+    const size_t es = opp_dtype_size(dtype);
+    /* doubling copies from the start: every copy starts at an even element */
+    for (size_t done = 2; done < count;) {
+        const size_t n = done < count - done ? done : count - done;
+        memcpy((char *)dst + done * es, dst, n * es);
+        done += n;
+    }
+}
