@@ -6,7 +6,7 @@
  * into ranges, each thread starting its splitmix64 state where the
  * sequential loop would be (opp_rng_skip: 4 draws an element), so the
  * values are the same bits at any thread count; the poison fill computes
- * its two pattern elements and copies them.
+ * its two-element pattern once and threads copy it over whole periods.
  */
 #include "harness/lb_fill.h"
 
@@ -70,20 +70,57 @@ void opp_lb_fill_values(void *dst, size_t count, opp_dtype_t dtype, double ampli
     opp_rng_skip(state, (uint64_t)count * DRAWS_PER_ELEM);
 }
 
+enum { PATTERN_BYTES = 1 << 16 }; /* the copied block: whole pattern periods */
+
+typedef struct pattern_range {
+    char *dst;
+    size_t b0, b1;       /* byte range, b0 a multiple of the period */
+    const char *pattern; /* PATTERN_BYTES bytes from a period's start */
+} pattern_range_t;
+
+static void *pattern_range_run(void *arg) {
+    const pattern_range_t *r = (const pattern_range_t *)arg;
+    for (size_t b = r->b0; b < r->b1;) {
+        const size_t n = r->b1 - b < PATTERN_BYTES ? r->b1 - b : PATTERN_BYTES;
+        memcpy(r->dst + b, r->pattern, n);
+        b += n;
+    }
+    return NULL;
+}
+
 void opp_lb_fill_pattern2(void *dst, size_t count, opp_dtype_t dtype, double v0, double v1) {
-    if (count == 0) {
-        return;
-    }
-    opp__store_elem(dst, 0, (int)dtype, v0);
-    if (count == 1) {
-        return;
-    }
-    opp__store_elem(dst, 1, (int)dtype, v1);
     const size_t es = opp_dtype_size(dtype);
-    /* doubling copies from the start: every copy starts at an even element */
-    for (size_t done = 2; done < count;) {
-        const size_t n = done < count - done ? done : count - done;
-        memcpy((char *)dst + done * es, dst, n * es);
-        done += n;
+    static _Thread_local char pattern[PATTERN_BYTES]; /* 2 es divides it (es: 2 or 4) */
+    for (size_t i = 0; i < PATTERN_BYTES / es; ++i) {
+        opp__store_elem(pattern, i, (int)dtype, (i & 1) ? v1 : v0);
+    }
+    /* threads over ranges of whole periods: a fresh buffer's page faults
+     * (the kernel zeroing each page) are most of the time, and they run
+     * in parallel */
+    const size_t bytes = count * es, period = 2 * es;
+    size_t nt = (size_t)opp_ref_threads();
+    const size_t most = bytes / ((size_t)FILL_MIN_PER_THREAD * 8);
+    nt = nt < most ? nt : most;
+    nt = nt < FILL_MAX_THREADS ? nt : FILL_MAX_THREADS;
+    nt = nt > 0 ? nt : 1;
+    pattern_range_t r[FILL_MAX_THREADS];
+    pthread_t tid[FILL_MAX_THREADS];
+    int started[FILL_MAX_THREADS];
+    for (size_t t = 0; t < nt; ++t) {
+        r[t].dst = (char *)dst;
+        r[t].b0 = bytes / period / nt * t * period;
+        r[t].b1 = t + 1 == nt ? bytes : bytes / period / nt * (t + 1) * period;
+        r[t].pattern = pattern;
+        started[t] = t > 0 && pthread_create(&tid[t], NULL, pattern_range_run, &r[t]) == 0;
+    }
+    for (size_t t = 0; t < nt; ++t) {
+        if (!started[t]) {
+            pattern_range_run(&r[t]);
+        }
+    }
+    for (size_t t = 0; t < nt; ++t) {
+        if (started[t]) {
+            pthread_join(tid[t], NULL);
+        }
     }
 }

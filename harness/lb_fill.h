@@ -17,8 +17,9 @@ void opp_lb_fill_values(void *dst, size_t count, opp_dtype_t dtype, double ampli
                         uint64_t *state);
 
 /* dst[i] = value(i % 2) for i = 0 .. count-1, where value(k) is what
- * opp__store_elem writes for the k-th value of the pattern (two elements
- * computed, the rest copied: the same bytes as an element-wise loop). */
+ * opp__store_elem writes for the k-th value of the pattern (the pattern
+ * computed once, copied by threads: the same bytes as an element-wise
+ * loop). */
 void opp_lb_fill_pattern2(void *dst, size_t count, opp_dtype_t dtype, double v0, double v1);
 
 #endif /* OPP_HARNESS_LB_FILL_H */

@@ -4,7 +4,8 @@
  * leaves the state, of the sequential loop it replaced (computed here
  * element by element), at 1, 2, 3 and 7 threads, for every storage type
  * and for counts around the per-thread minimum; the poison pattern equals
- * an element-wise fill; opp_rng_skip(n) equals n draws.
+ * an element-wise fill at the same thread counts; opp_rng_skip(n) equals
+ * n draws.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -55,14 +56,17 @@ static void test_fill_values_matches_sequential(void **state) {
     opp_ref_set_threads(0);
 }
 
-// The two-element pattern equals an element-wise fill, odd and even counts, NaN too.
+// The two-element pattern equals an element-wise fill, odd and even counts,
+// NaN too, at 1, 2, 3 and 7 threads (a thread per 2 MiB: the last counts
+// reach 7 threads).
 static void test_fill_pattern2_matches_elementwise(void **state) {
     (void)state;
     static const opp_dtype_t dts[3] = {OPP_DTYPE_F32, OPP_DTYPE_F16, OPP_DTYPE_BF16};
-    static const size_t counts[6] = {0, 1, 2, 3, 1000, 4099};
+    static const size_t counts[8] = {0, 1, 2, 3, 1000, 40999, (1u << 21) + 3, 8u * (1u << 20) + 1};
+    static const int threads[4] = {1, 2, 3, 7};
     for (int d = 0; d < 3; ++d) {
         const size_t es = opp_dtype_size(dts[d]);
-        for (int c = 0; c < 6; ++c) {
+        for (int c = 0; c < 8; ++c) {
             const size_t n = counts[c];
             for (int nan = 0; nan < 2; ++nan) {
                 const double v0 = nan ? (double)NAN : 1.0e30, v1 = nan ? (double)NAN : -1.0e30;
@@ -72,15 +76,19 @@ static void test_fill_pattern2_matches_elementwise(void **state) {
                 for (size_t i = 0; i < n; ++i) {
                     opp__store_elem(want, i, (int)dts[d], (i & 1) ? v1 : v0);
                 }
-                memset(got, 0x5A, n * es + 1);
-                opp_lb_fill_pattern2(got, n, dts[d], v0, v1);
-                assert_memory_equal(got, want, n * es);
-                assert_int_equal(got[n * es], 0x5A);
+                for (int t = 0; t < 4; ++t) {
+                    opp_ref_set_threads(threads[t]);
+                    memset(got, 0x5A, n * es + 1);
+                    opp_lb_fill_pattern2(got, n, dts[d], v0, v1);
+                    assert_memory_equal(got, want, n * es);
+                    assert_int_equal(got[n * es], 0x5A);
+                }
                 free(want);
                 free(got);
             }
         }
     }
+    opp_ref_set_threads(0);
 }
 
 // opp_rng_skip(n) lands where n draws do.
