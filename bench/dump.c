@@ -92,10 +92,12 @@ static void write_meta(FILE *f, const bench_dump_t *d) {
                     b1 = (long long)lb->batch + 1;
     const long long q[] = {tq, hq, dk}, k[] = {tkv, hkv, dk}, v[] = {tkv, hkv, dv},
                     out[] = {tq, hq, dv}, cu[] = {b1};
-    meta_file(f, "", "q.bin", dt, q, 3);
-    meta_file(f, ",", "k.bin", dt, k, 3);
-    meta_file(f, ",", "v.bin", dt, v, 3);
-    meta_file(f, ",", "cu_seqlens_q.bin", "int32", cu, 1);
+    if (!d->outputs_only) {
+        meta_file(f, "", "q.bin", dt, q, 3);
+        meta_file(f, ",", "k.bin", dt, k, 3);
+        meta_file(f, ",", "v.bin", dt, v, 3);
+    }
+    meta_file(f, d->outputs_only ? "" : ",", "cu_seqlens_q.bin", "int32", cu, 1);
     meta_file(f, ",", "cu_seqlens_kv.bin", "int32", cu, 1);
     if (d->out_exact != NULL) {
         meta_file(f, ",", "out_exact.bin", dt, out, 3);
@@ -119,10 +121,23 @@ int bench_dump_write(const bench_dump_t *d, char *err, size_t size) {
     const size_t hq = (size_t)lb->num_heads, hkv = (size_t)lb->kv_num_heads;
     const size_t out_bytes = tq * hq * (size_t)lb->v_head_size * es;
     const size_t cu_bytes = ((size_t)lb->batch + 1) * sizeof(int32_t);
-    if (write_file(dir, "q.bin", lb->q, tq * hq * (size_t)lb->head_size * es, err, size) != 0 ||
-        write_file(dir, "k.bin", lb->k, tkv * hkv * (size_t)lb->head_size * es, err, size) != 0 ||
-        write_file(dir, "v.bin", lb->v, tkv * hkv * (size_t)lb->v_head_size * es, err, size) != 0 ||
-        write_file(dir, "cu_seqlens_q.bin", lb->cu_q, cu_bytes, err, size) != 0 ||
+    if (d->outputs_only) {
+        const char *inputs[3] = {"q.bin", "k.bin", "v.bin"};
+        for (int i = 0; i < 3; ++i) {
+            char stale[4096];
+            if (join(stale, dir, inputs[i], err, size) == 0) {
+                remove(stale); /* an earlier dump's inputs must not pass for this run's */
+            }
+        }
+    } else if (write_file(dir, "q.bin", lb->q, tq * hq * (size_t)lb->head_size * es, err, size) !=
+                   0 ||
+               write_file(dir, "k.bin", lb->k, tkv * hkv * (size_t)lb->head_size * es, err, size) !=
+                   0 ||
+               write_file(dir, "v.bin", lb->v, tkv * hkv * (size_t)lb->v_head_size * es, err,
+                          size) != 0) {
+        return -1;
+    }
+    if (write_file(dir, "cu_seqlens_q.bin", lb->cu_q, cu_bytes, err, size) != 0 ||
         write_file(dir, "cu_seqlens_kv.bin", lb->cu_kv, cu_bytes, err, size) != 0) {
         return -1;
     }

@@ -21,7 +21,9 @@
  *                      "exact_validated", "fast_kernel" (null: no FAST
  *                      kernel serves), "fast_validation", "files" (each
  *                      file's name -> {"shape": [...], "dtype": ...}).
- * meta.json is written last, so a folder without it is incomplete.
+ * meta.json is written last, so a folder without it is incomplete. With
+ * outputs_only (--dump-outputs) q.bin, k.bin and v.bin are neither written
+ * nor listed (and an earlier dump's are removed).
  */
 #ifndef OPP_BENCH_DUMP_H
 #define OPP_BENCH_DUMP_H
@@ -40,6 +42,7 @@ typedef struct bench_dump {
     int exact_validated;         /* exact == cuBLAS reference */
     const char *fast_kernel;     /* NULL: no FAST kernel serves */
     const char *fast_validation; /* oppbench's validation text for FAST */
+    int outputs_only;            /* 1: no q.bin, k.bin, v.bin (oppbench --dump-outputs) */
 } bench_dump_t;
 
 /*! bench_dump_write() :

@@ -176,7 +176,8 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
         BENCH_DIE("opp_packed_attention_workspace_size: %s: %s", opp_status_name(st),
                   opp_last_error_message());
     }
-    g.exact = (opp_hgpu_packed_call_t){.desc = desc, .dev = &g.packed, .stream = bench_gpu_stream()};
+    g.exact =
+        (opp_hgpu_packed_call_t){.desc = desc, .dev = &g.packed, .stream = bench_gpu_stream()};
     const opp_ref_attention24_tensors_t host_padded = opp_lb_padded_tensors(&pad);
     opp_hgpu_a24_upload(&pad.desc, &host_padded, OPP_HGPU_POISON_NAN, &g.padded); /* y: NaN */
     g.cublas = (opp_hgpu_ref_call_t){bench_gpu_ref(),        &pad.desc, &g.padded,
@@ -236,7 +237,8 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
                                 g.fast.h_out,
                                 re->validated,
                                 g.has_fast ? rf->kernel : NULL,
-                                rf->validation};
+                                rf->validation,
+                                o->dump_outputs_only};
         const double td = bench_wall_ms();
         if (bench_dump_write(&d, err, sizeof err) != 0) {
             BENCH_DIE("--dump: %s", err);

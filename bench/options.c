@@ -50,6 +50,8 @@ void bench_usage(FILE *f) {
             "  --dump DIR                write each workload's q, k, v, cu_seqlens, exact and\n"
             "                            fast outputs and meta.json to DIR/<workload>/\n"
             "                            (for bench/fa2_accuracy.py)\n"
+            "  --dump-outputs DIR        the same without q, k, v: the outputs, cu_seqlens and\n"
+            "                            meta.json (tools/gpu_ab.sh --same-bits)\n"
             "  --sweep                   time FAST alone on the synthetic bf16 sweep (16384\n"
             "                            tokens, L = 128..16384, heads = 2048 / D, D = 64,\n"
             "                            128, 256, causal and not) instead of the workloads\n"
@@ -121,6 +123,7 @@ static int parse_impls(const char *s, int impl[BENCH_IMPLS]) {
 enum {
     SEEN_IMPL,
     SEEN_DUMP,
+    SEEN_DUMP_OUTPUTS,
     SEEN_WORKLOADS,
     SEEN_CPU_REF,
     SEEN_SWEEP_CHECK,
@@ -129,6 +132,7 @@ enum {
 };
 static const char *const seen_names[SEEN_COUNT] = {"--impl",
                                                    "--dump",
+                                                   "--dump-outputs",
                                                    "--workloads",
                                                    "--cpu-ref-max-gflop",
                                                    "--sweep-check-max-gflop",
@@ -145,12 +149,14 @@ static int parse_one(const char *name, const char *val, bench_opts_t *o, int see
         o->only = val;
     } else if (strcmp(name, "--json") == 0) {
         o->json_path = val;
-    } else if (strcmp(name, "--dump") == 0) {
+    } else if (strcmp(name, "--dump") == 0 || strcmp(name, "--dump-outputs") == 0) {
         if (val[0] == '\0') {
             return bad(err, size, name, val);
         }
+        const int outputs = strcmp(name, "--dump-outputs") == 0;
         o->dump_dir = val;
-        seen[SEEN_DUMP] = 1;
+        o->dump_outputs_only = outputs;
+        seen[outputs ? SEEN_DUMP_OUTPUTS : SEEN_DUMP] = 1;
     } else if (strcmp(name, "--impl") == 0) {
         if (parse_impls(val, o->impl) != 0) {
             return bad(err, size, name, val);
@@ -229,6 +235,9 @@ int bench_parse_args(int argc, char **argv, bench_opts_t *o, char *err, size_t s
     }
     if (o->sweep && o->decode_sweep) {
         return fail(err, size, "--sweep and --decode-sweep exclude each other (see --help)");
+    }
+    if (seen[SEEN_DUMP] && seen[SEEN_DUMP_OUTPUTS]) {
+        return fail(err, size, "--dump and --dump-outputs exclude each other (see --help)");
     }
     for (int s = 0; s < SEEN_COUNT; ++s) {
         const int needs = s == SEEN_SWEEP_CHECK ? 1 : s == SEEN_DECODE_CHECK ? 2 : 0;

@@ -29,6 +29,7 @@ typedef struct bench_opts {
     size_t flush_bytes;           /* L2 flush buffer (0: max(256 MiB, 4 x L2)) */
     int list;                     /* only list the workloads (no GPU) */
     const char *dump_dir;         /* write each workload's tensors here (NULL: no) */
+    int dump_outputs_only;        /* --dump-outputs: the outputs, cu_seqlens, meta.json */
     int sweep;                    /* time FAST on the synthetic sweep, not the workload file */
     double sweep_check_max_gflop; /* sweep: EXACT check of the first sequence up to this */
     int decode_sweep;             /* time FAST on the decode sweep (bench/decode_sweep.c) */
@@ -44,7 +45,8 @@ void bench_opts_default(bench_opts_t *o);
  * Parses argv[1..argc-1] into o (which holds the defaults). Options take
  * "--opt VALUE" or "--opt=VALUE"; --impl is a comma list of exact, fast,
  * cublas without repeats or empty items; --sweep and --decode-sweep each
- * exclude --impl, --dump, --workloads, --cpu-ref-max-gflop and each other;
+ * exclude --impl, --dump, --dump-outputs, --workloads, --cpu-ref-max-gflop
+ * and each other; --dump and --dump-outputs exclude each other;
  * --sweep-check-max-gflop needs --sweep, --decode-check-seqs --decode-sweep.
  * @return : 0 parsed; 1 --help was asked for (nothing else done); 2 an
  *           error, with a one-line message in err ("bad value for --impl:

@@ -79,7 +79,16 @@ static void test_options_sweep_conflicts_are_errors(void **state) {
     assert_string_equal(err, "--sweep-check-max-gflop needs --sweep (see --help)");
     assert_int_equal(parse(&o, err, "--dump", "dir", "--list"), 0);
     assert_string_equal(o.dump_dir, "dir");
-    assert_true(o.list);
+    assert_true(o.list && !o.dump_outputs_only);
+    assert_int_equal(parse(&o, err, "--dump-outputs", "dir2", NULL), 0);
+    assert_string_equal(o.dump_dir, "dir2");
+    assert_true(o.dump_outputs_only);
+    assert_int_equal(parse(&o, err, "--dump-outputs", "d", "--decode-sweep"), 2);
+    assert_string_equal(err, "--dump-outputs does not apply with --decode-sweep (see --help)");
+    const char *both[5] = {"oppbench", "--dump", "a", "--dump-outputs", "b"};
+    bench_opts_default(&o);
+    assert_int_equal(bench_parse_args(5, (char **)both, &o, err, sizeof err), 2);
+    assert_string_equal(err, "--dump and --dump-outputs exclude each other (see --help)");
 }
 
 /* Values are range-checked; unknown options and --help are reported, not exited on. */
@@ -252,7 +261,7 @@ static void keep_more_dumps(const char *root) {
                                 10 + i, &lb,
                                 exact,  v[i].with_fast ? exact : NULL,
                                 1,      v[i].with_fast ? "flash_f16_d32" : NULL,
-                                "kept"};
+                                "kept", 0};
         char err[512];
         assert_int_equal(bench_dump_write(&d, err, sizeof err), 0);
         free(exact);
@@ -280,7 +289,7 @@ static void test_dump_writes_tensors_and_meta(void **state) {
     char root[512], dir[600], err[512];
     snprintf(root, sizeof root, "%s/dump", tmp != NULL ? tmp : "/tmp");
     snprintf(dir, sizeof dir, "%s/gqa_softcap", root);
-    bench_dump_t d = {root, "gqa_softcap", 3, &lb, exact, fast, 1, "flash_bf16_d32", "ok: x"};
+    bench_dump_t d = {root, "gqa_softcap", 3, &lb, exact, fast, 1, "flash_bf16_d32", "ok: x", 0};
     if (bench_dump_write(&d, err, sizeof err) != 0) {
         fail_msg("%s", err);
     }
@@ -331,6 +340,28 @@ static void test_dump_writes_tensors_and_meta(void **state) {
         assert_int_equal(bench_dump_write(&d, err, sizeof err), 0);
         keep_more_dumps(root);
     }
+
+    /* outputs only (oppbench --dump-outputs): the last dump's q, k, v go,
+     * the outputs and cu_seqlens stay, meta.json lists no input */
+    d.out_fast = fast;
+    d.fast_kernel = "flash_bf16_d32";
+    d.outputs_only = 1;
+    if (bench_dump_write(&d, err, sizeof err) != 0) {
+        fail_msg("%s", err);
+    }
+    assert_true(file_size(dir, "q.bin") == (size_t)-1 && file_size(dir, "k.bin") == (size_t)-1 &&
+                file_size(dir, "v.bin") == (size_t)-1);
+    assert_true(file_equals(dir, "out_fast.bin", fast, out_bytes));
+    assert_true(file_equals(dir, "out_exact.bin", exact, out_bytes));
+    assert_true(file_equals(dir, "cu_seqlens_kv.bin", lb.cu_kv, 4 * sizeof(int32_t)));
+    root_json = load_meta(meta);
+    files = json_object_get(root_json, "files");
+    assert_null(json_object_get(files, "q.bin"));
+    assert_null(json_object_get(files, "v.bin"));
+    assert_non_null(json_object_get(files, "cu_seqlens_q.bin"));
+    assert_non_null(json_object_get(files, "out_fast.bin"));
+    json_decref(root_json);
+    d.outputs_only = 0;
 
     d.dir = "/proc/no/such/dir";
     assert_int_equal(bench_dump_write(&d, err, sizeof err), -1);

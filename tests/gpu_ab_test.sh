@@ -7,7 +7,8 @@
 #     run whose line says validated false shows as nan, the exit status is 0;
 #   - a failing build's run makes the exit status 1;
 #   - --sweep-only / --decode-only: oppbench --sweep / --decode-sweep per build;
-#   - --same-bits: builds with byte-identical out_fast.bin in one group, others apart;
+#   - --same-bits: builds with byte-identical out_fast.bin in one group, others apart,
+#     the outputs written by each build's last turn (no extra run);
 #   - --tests: a build staged without its fast_gpu_test (--ab-bench) is named,
 #     one that should have it and lacks it fails the run;
 #   - --ncu: per build, each kernel's launches, median duration and DRAM
@@ -49,13 +50,12 @@ echo "\$*" >>"$T/args.txt"
 json="" dump=""
 while [ \$# -gt 0 ]; do
     [ "\$1" = --json ] && json=\$2
-    [ "\$1" = --dump ] && dump=\$2
+    [ "\$1" = --dump-outputs ] && dump=\$2
     shift
 done
 if [ -n "\$dump" ]; then
     mkdir -p "\$dump/w1"
     echo "${4:-same}" >"\$dump/w1/out_fast.bin"
-    echo inputs >"\$dump/w1/q.bin"
 fi
 echo "\$(basename "\$(dirname "\$0")")" >>"$T/order.txt"
 line='{"workload":"w1","impl":"fast","median_ms":$1,"validated":$2}'
@@ -156,6 +156,14 @@ grep -q '^  w1: \[this alt\]$' "$T/out7/ab.txt" || fail "same outputs not groupe
 fake 1.0 true 0 bitsB >"$S/ab/alt/oppbench"
 OUT=$T/out8 bash "$S/ab.sh" --only w1 --rounds 1 --same-bits >/dev/null 2>&1
 grep -q '^  w1: \[this\] \[alt\]$' "$T/out8/ab.txt" || fail "different outputs grouped: $(cat "$T/out8/ab.txt")"
+# the outputs come from the last turn's run: no run of their own
+rm -f "$T/args.txt"
+OUT=$T/out8b bash "$S/ab.sh" --only w1 --rounds 2 --same-bits >/dev/null 2>&1
+n=$(grep -c -- '--only w1' "$T/args.txt")
+d=$(grep -c -- '--dump-outputs' "$T/args.txt")
+[ "$n" -eq 4 ] && [ "$d" -eq 2 ] ||
+    fail "--same-bits over 2 turns: $n runs, $d dumping (4 and 2 expected): $(cat "$T/args.txt")"
+grep -q '^  w1: \[this\] \[alt\]$' "$T/out8b/ab.txt" || fail "2 turns: outputs not compared"
 
 # --tests: an --ab-bench build (BENCH_ONLY, no fast_gpu_test) is named, not failed;
 # an --ab build whose fast_gpu_test is missing fails

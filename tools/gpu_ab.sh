@@ -15,8 +15,8 @@
 #   (first each staged build's fast_gpu_test: the L4 batch invariance and
 #   accuracy of that build; stage/'s own tests are run_all.sh's; a build
 #   staged by --ab-bench has none, and says so); --reps N
-#   (oppbench --reps, default 20); --same-bits (after the turns: each build
-#   runs the --only workloads once more with oppbench --dump, and ab.txt
+#   (oppbench --reps, default 20); --same-bits (each build's last turn
+#   also writes its FAST outputs, oppbench --dump-outputs, and ab.txt
 #   says, per workload, which builds' FAST outputs are byte-identical - a
 #   change meant to leave the arithmetic alone must group with the tree's;
 #   oppbench's inputs depend only on the workload name and --seed, so every
@@ -172,8 +172,12 @@ for turn in $(seq 1 "$rounds"); do
     for i in "${!names[@]}"; do
         n=${names[$i]}
         if [ -n "$only" ]; then
+            # --same-bits: the last turn also writes the FAST outputs (before
+            # its timing; no run of its own)
+            dump=()
+            [ $same_bits -eq 1 ] && [ "$turn" -eq "$rounds" ] && dump=(--dump-outputs "$J/dump.$n")
             run "$n turn $turn" "${benches[$i]}" --workloads "$wl" --only "$only" --impl fast \
-                --reps "$reps" --json "$J/$n.$turn.jsonl"
+                --reps "$reps" --json "$J/$n.$turn.jsonl" "${dump[@]}"
         fi
         if [ -n "$decode_only" ]; then
             run "$n turn $turn decode" "${benches[$i]}" --decode-sweep --only "$decode_only" \
@@ -190,13 +194,6 @@ done
 cat "$LOG/ab_table.tmp" >>"$LOG/ab.txt"
 rm -f "$LOG/ab_table.tmp"
 if [ $same_bits -eq 1 ] && [ -n "$only" ]; then
-    for i in "${!names[@]}"; do
-        n=${names[$i]}
-        run "$n dump" "${benches[$i]}" --workloads "$wl" --only "$only" --impl fast --reps 1 \
-            --warmup 0 --dump "$J/dump.$n"
-        # keep the outputs only (the inputs are the same for every build)
-        find "$J/dump.$n" -name '*.bin' ! -name 'out_fast.bin' -delete 2>/dev/null
-    done
     say "same bits (FAST outputs, byte for byte; [..] = builds whose outputs are identical):"
     for w in ${only//,/ }; do
         groups=() # representative build of each group, and its members
