@@ -490,13 +490,14 @@ template <class C> constexpr size_t flash_split_smem_bytes() {
  * items (split, sequence, kv head); C has BM = OPP__SPLIT_ROWS. An item
  * with at most 16 split rows runs on the narrow tile (all four warps on
  * one m16 tile, kernels/flash_split_narrow.cuh), the others on the split
- * tile; a row's bits are the same on both. Three blocks an SM (EXPERIMENT
- * against main's four: 168 registers at DB 128, no spill, where four
- * blocks' 128 registers spill 156 bytes; the narrow tile keeps four warps
- * busy per decode item, so fewer blocks may no longer cost what they did
- * for the split tile alone, bench/RESULTS.md, fourth session). */
+ * tile; a row's bits are the same on both. Blocks an SM:
+ * flash_split_min_blocks (EXPERIMENT: three from DB 96, where four spill, four below). */
+template <class C> constexpr int flash_split_min_blocks() {
+    return C::DB >= 96 ? 3 : 4;
+}
+
 template <int DT, class C>
-static __global__ void __launch_bounds__(C::THREADS, 3)
+static __global__ void __launch_bounds__(C::THREADS, flash_split_min_blocks<C>())
     flash_split_kernel(const flash_args a, const opp__guard_record_t *rec) {
     extern __shared__ __align__(16) uint16_t flash_smem[];
     __shared__ long long red[32];
