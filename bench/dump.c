@@ -121,34 +121,25 @@ int bench_dump_write(const bench_dump_t *d, char *err, size_t size) {
     const size_t hq = (size_t)lb->num_heads, hkv = (size_t)lb->kv_num_heads;
     const size_t out_bytes = tq * hq * (size_t)lb->v_head_size * es;
     const size_t cu_bytes = ((size_t)lb->batch + 1) * sizeof(int32_t);
-    if (d->outputs_only) {
-        const char *inputs[3] = {"q.bin", "k.bin", "v.bin"};
-        for (int i = 0; i < 3; ++i) {
-            char stale[4096];
-            if (join(stale, dir, inputs[i], err, size) == 0) {
-                remove(stale); /* an earlier dump's inputs must not pass for this run's */
-            }
-        }
-    } else if (write_file(dir, "q.bin", lb->q, tq * hq * (size_t)lb->head_size * es, err, size) !=
-                   0 ||
-               write_file(dir, "k.bin", lb->k, tkv * hkv * (size_t)lb->head_size * es, err, size) !=
-                   0 ||
-               write_file(dir, "v.bin", lb->v, tkv * hkv * (size_t)lb->v_head_size * es, err,
-                          size) != 0) {
-        return -1;
-    }
     if (write_file(dir, "cu_seqlens_q.bin", lb->cu_q, cu_bytes, err, size) != 0 ||
         write_file(dir, "cu_seqlens_kv.bin", lb->cu_kv, cu_bytes, err, size) != 0) {
         return -1;
     }
-    const char *outs[2] = {"out_exact.bin", "out_fast.bin"};
-    const void *data[2] = {d->out_exact, d->out_fast};
-    for (int i = 0; i < 2; ++i) {
+    /* a file without data (inputs with outputs_only, an output that did not
+     * run) is removed: an earlier dump's must not pass for this run's */
+    const int in = !d->outputs_only;
+    const char *names[5] = {"q.bin", "k.bin", "v.bin", "out_exact.bin", "out_fast.bin"};
+    const void *data[5] = {in ? lb->q : NULL, in ? lb->k : NULL, in ? lb->v : NULL, d->out_exact,
+                           d->out_fast};
+    const size_t bytes[5] = {tq * hq * (size_t)lb->head_size * es,
+                             tkv * hkv * (size_t)lb->head_size * es,
+                             tkv * hkv * (size_t)lb->v_head_size * es, out_bytes, out_bytes};
+    for (int i = 0; i < 5; ++i) {
         char stale[4096];
-        if (data[i] == NULL && join(stale, dir, outs[i], err, size) == 0) {
-            remove(stale); /* an earlier dump's file must not pass for this run's */
+        if (data[i] == NULL && join(stale, dir, names[i], err, size) == 0) {
+            remove(stale);
         } else if (data[i] != NULL &&
-                   write_file(dir, outs[i], data[i], out_bytes, err, size) != 0) {
+                   write_file(dir, names[i], data[i], bytes[i], err, size) != 0) {
             return -1;
         }
     }

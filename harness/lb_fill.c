@@ -4,9 +4,10 @@
  * twice that; filled one element at a time they cost oppbench ~20 s per
  * run on the GPU machine before any kernel runs. The random fill is cut
  * into ranges, each thread starting its splitmix64 state where the
- * sequential loop would be (opp_rng_skip: 4 draws an element), so the
- * values are the same bits at any thread count; the poison fill computes
- * its two-element pattern once and threads copy it over whole periods.
+ * sequential loop would be (opp_rng_skip, OPP_RNG_NORMALISH_DRAWS draws an
+ * element), so the values are the same bits at any thread count; the
+ * poison fill computes its two-element pattern once and threads copy it
+ * over whole periods. fill_run is the one start / run / join of both.
  */
 #include "harness/lb_fill.h"
 
@@ -17,7 +18,37 @@
 #include "numerics/fp_convert.h"
 #include "reference/opp_reference.h"
 
-enum { FILL_MAX_THREADS = 64, FILL_MIN_PER_THREAD = 1 << 18, DRAWS_PER_ELEM = 4 };
+enum { FILL_MAX_THREADS = 64, FILL_MIN_PER_THREAD = 1 << 18 };
+
+/* Threads for `units` of work, one per `per_thread` units at most (and at
+ * least one): opp_ref_threads(), capped. */
+static size_t fill_threads(size_t units, size_t per_thread) {
+    size_t nt = (size_t)opp_ref_threads();
+    const size_t most = units / per_thread;
+    nt = nt < most ? nt : most;
+    nt = nt < FILL_MAX_THREADS ? nt : FILL_MAX_THREADS;
+    return nt > 0 ? nt : 1;
+}
+
+/* fn(args + t size) for t = 0 .. nt-1: range 0 here, the others on threads
+ * (a thread that cannot start runs here too); returns when all are done. */
+static void fill_run(size_t nt, void *(*fn)(void *), void *args, size_t size) {
+    pthread_t tid[FILL_MAX_THREADS];
+    int started[FILL_MAX_THREADS];
+    for (size_t t = 0; t < nt; ++t) {
+        started[t] = t > 0 && pthread_create(&tid[t], NULL, fn, (char *)args + t * size) == 0;
+    }
+    for (size_t t = 0; t < nt; ++t) {
+        if (!started[t]) {
+            fn((char *)args + t * size);
+        }
+    }
+    for (size_t t = 0; t < nt; ++t) {
+        if (started[t]) {
+            pthread_join(tid[t], NULL);
+        }
+    }
+}
 
 typedef struct fill_range {
     void *dst;
@@ -38,14 +69,8 @@ static void *fill_range_run(void *arg) {
 
 void opp_lb_fill_values(void *dst, size_t count, opp_dtype_t dtype, double amplitude,
                         uint64_t *state) {
-    size_t nt = (size_t)opp_ref_threads();
-    const size_t most = count / FILL_MIN_PER_THREAD;
-    nt = nt < most ? nt : most;
-    nt = nt < FILL_MAX_THREADS ? nt : FILL_MAX_THREADS;
-    nt = nt > 0 ? nt : 1;
+    const size_t nt = fill_threads(count, FILL_MIN_PER_THREAD);
     fill_range_t r[FILL_MAX_THREADS];
-    pthread_t tid[FILL_MAX_THREADS];
-    int started[FILL_MAX_THREADS];
     for (size_t t = 0; t < nt; ++t) {
         r[t].dst = dst;
         r[t].i0 = count / nt * t;
@@ -53,21 +78,10 @@ void opp_lb_fill_values(void *dst, size_t count, opp_dtype_t dtype, double ampli
         r[t].dtype = (int)dtype;
         r[t].amplitude = amplitude;
         r[t].state = *state;
-        opp_rng_skip(&r[t].state, (uint64_t)r[t].i0 * DRAWS_PER_ELEM);
-        /* range 0 runs here; a thread that cannot start runs here too */
-        started[t] = t > 0 && pthread_create(&tid[t], NULL, fill_range_run, &r[t]) == 0;
+        opp_rng_skip(&r[t].state, (uint64_t)r[t].i0 * OPP_RNG_NORMALISH_DRAWS);
     }
-    for (size_t t = 0; t < nt; ++t) {
-        if (!started[t]) {
-            fill_range_run(&r[t]);
-        }
-    }
-    for (size_t t = 0; t < nt; ++t) {
-        if (started[t]) {
-            pthread_join(tid[t], NULL);
-        }
-    }
-    opp_rng_skip(state, (uint64_t)count * DRAWS_PER_ELEM);
+    fill_run(nt, fill_range_run, r, sizeof r[0]);
+    opp_rng_skip(state, (uint64_t)count * OPP_RNG_NORMALISH_DRAWS);
 }
 
 enum { PATTERN_BYTES = 1 << 16 }; /* the copied block: whole pattern periods */
@@ -98,29 +112,13 @@ void opp_lb_fill_pattern2(void *dst, size_t count, opp_dtype_t dtype, double v0,
      * (the kernel zeroing each page) are most of the time, and they run
      * in parallel */
     const size_t bytes = count * es, period = 2 * es;
-    size_t nt = (size_t)opp_ref_threads();
-    const size_t most = bytes / ((size_t)FILL_MIN_PER_THREAD * 8);
-    nt = nt < most ? nt : most;
-    nt = nt < FILL_MAX_THREADS ? nt : FILL_MAX_THREADS;
-    nt = nt > 0 ? nt : 1;
+    const size_t nt = fill_threads(bytes, (size_t)FILL_MIN_PER_THREAD * 8);
     pattern_range_t r[FILL_MAX_THREADS];
-    pthread_t tid[FILL_MAX_THREADS];
-    int started[FILL_MAX_THREADS];
     for (size_t t = 0; t < nt; ++t) {
         r[t].dst = (char *)dst;
         r[t].b0 = bytes / period / nt * t * period;
         r[t].b1 = t + 1 == nt ? bytes : bytes / period / nt * (t + 1) * period;
         r[t].pattern = pattern;
-        started[t] = t > 0 && pthread_create(&tid[t], NULL, pattern_range_run, &r[t]) == 0;
     }
-    for (size_t t = 0; t < nt; ++t) {
-        if (!started[t]) {
-            pattern_range_run(&r[t]);
-        }
-    }
-    for (size_t t = 0; t < nt; ++t) {
-        if (started[t]) {
-            pthread_join(tid[t], NULL);
-        }
-    }
+    fill_run(nt, pattern_range_run, r, sizeof r[0]);
 }

@@ -42,9 +42,12 @@ static inline double opp_rng_unit(uint64_t *state) {
     return (double)(opp_rng_u64(state) >> 11) * 0x1.0p-53;
 }
 
+/* Draws one opp_rng_normalish takes. */
+#define OPP_RNG_NORMALISH_DRAWS 4
+
 static inline double opp_rng_normalish(uint64_t *state) {
     double s = 0.0;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < OPP_RNG_NORMALISH_DRAWS; ++i) {
         s += opp_rng_unit(state);
     }
     return (s - 2.0) * 1.7320508075688772;

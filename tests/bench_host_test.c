@@ -101,6 +101,9 @@ static void test_options_values_checked_and_help_reported(void **state) {
     assert_int_equal(parse(&o, err, "--warmup", "0", NULL), 0);
     assert_int_equal(parse(&o, err, "--flush-mib", "1.5", NULL), 2);
     assert_int_equal(parse(&o, err, "--dump", "", NULL), 2);
+    assert_string_equal(err, "bad value for --dump: '' (see --help)");
+    assert_int_equal(parse(&o, err, "--dump-outputs", "", NULL), 2);
+    assert_string_equal(err, "bad value for --dump-outputs: '' (see --help)");
     assert_int_equal(parse(&o, err, "--reps", NULL, NULL), 2);
     assert_non_null(strstr(err, "missing value: --reps"));
     assert_int_equal(parse(&o, err, "--casual", "1", NULL), 2);

@@ -96,15 +96,17 @@ OUT=$T/out3 bash "$S/ab.sh" --only w1 --rounds 1 >/dev/null 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "exit $rc with a failing build, expected 1"
 
-# --ncu: each build's kernels from ncu's CSV (a fake ncu on PATH writes it)
+# --ncu: each build's kernels from ncu's CSV (a fake ncu on PATH copies $T/ncu.csv)
 mkdir -p "$T/bin"
-cat >"$T/bin/ncu" <<'EOF'
+cat >"$T/bin/ncu" <<EOF
 #!/bin/bash
 log=""
-while [ $# -gt 0 ]; do
-    [ "$1" = --log-file ] && log=$2
+while [ \$# -gt 0 ]; do
+    [ "\$1" = --log-file ] && log=\$2
     shift
 done
+cp "$T/ncu.csv" "\$log"
+EOF
 h='"ID","Kernel Name","Block Size","dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum"'
 {
     echo "==PROF== a message"
@@ -113,8 +115,7 @@ h='"ID","Kernel Name","Block Size","dram__throughput.avg.pct_of_peak_sustained_e
     echo '"0","flash_decode_kernel","(128, 1, 1)","72.0","300,000"'
     echo '"1","flash_decode_kernel","(128, 1, 1)","70.0","310,000"'
     echo '"2","flash_combine_kernel","(128, 1, 1)","20.0","12000"'
-} >"$log"
-EOF
+} >"$T/ncu.csv"
 chmod +x "$T/bin/ncu"
 fake 1.0 true >"$S/ab/alt/oppbench"
 PATH=$T/bin:$PATH OUT=$T/out5 bash "$S/ab.sh" --only w1 --rounds 1 --ncu w1 >/dev/null 2>&1 ||
@@ -125,15 +126,7 @@ n=$(grep -c '^  flash_decode_kernel  *2 launches, median     305.0 us, DRAM  71.
 grep -q '^  flash_combine_kernel  *1 launches, median      12.0 us, DRAM  20.0 % of peak$' \
     "$T/out5/ab.txt" || fail "--ncu: no combine line: $(cat "$T/out5/ab.txt")"
 # an ncu that profiled nothing: ab.txt shows its messages instead of no line at all
-cat >"$T/bin/ncu" <<'EOF'
-#!/bin/bash
-log=""
-while [ $# -gt 0 ]; do
-    [ "$1" = --log-file ] && log=$2
-    shift
-done
-echo "==ERROR== ERR_NVGPUCTRPERM - no permission to the GPU's performance counters" >"$log"
-EOF
+echo "==ERROR== ERR_NVGPUCTRPERM - no permission to the GPU's performance counters" >"$T/ncu.csv"
 PATH=$T/bin:$PATH OUT=$T/out5b bash "$S/ab.sh" --only w1 --rounds 1 --ncu w1 >/dev/null 2>&1
 grep -q "no kernel rows in ncu's CSV" "$T/out5b/ab.txt" &&
     grep -q 'ERR_NVGPUCTRPERM' "$T/out5b/ab.txt" ||
