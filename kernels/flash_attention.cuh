@@ -486,16 +486,22 @@ template <class C> constexpr size_t flash_split_smem_bytes() {
                                                          : flash_narrow_layout<C>::BYTES;
 }
 
+/* Blocks an SM of the split launch (its __launch_bounds__): three from DB 96
+ * (168 registers, no spill; four blocks' 128 registers spill 80 bytes at
+ * DB 96, 156 at DB 128), four below (no spill). The H200 A/B of the
+ * thirteenth session (bench/RESULTS.md) against four at every DB:
+ * decode_gqa_bf16 6 % faster, sweep_d128_causal_L2048 7 %, D 64 unchanged;
+ * three at D 64 as well lost 5 % on sweep_d64_causal_L2048. */
+template <class C> constexpr int flash_split_min_blocks() {
+    return C::DB >= 96 ? 3 : 4;
+}
+
 /* The split launch: grid.x blocks stride over a.items = ns_max * B * Hkv
  * items (split, sequence, kv head); C has BM = OPP__SPLIT_ROWS. An item
  * with at most 16 split rows runs on the narrow tile (all four warps on
  * one m16 tile, kernels/flash_split_narrow.cuh), the others on the split
  * tile; a row's bits are the same on both. Blocks an SM:
- * flash_split_min_blocks (EXPERIMENT: three from DB 96, where four spill, four below). */
-template <class C> constexpr int flash_split_min_blocks() {
-    return C::DB >= 96 ? 3 : 4;
-}
-
+ * flash_split_min_blocks. */
 template <int DT, class C>
 static __global__ void __launch_bounds__(C::THREADS, flash_split_min_blocks<C>())
     flash_split_kernel(const flash_args a, const opp__guard_record_t *rec) {
