@@ -477,20 +477,47 @@ static __global__ void __launch_bounds__(C::THREADS)
     }
 }
 
+#include "kernels/flash_split_narrow.cuh" /* (needs flash_args, flash_seq_of above) */
+
+/* The split launch's dynamic shared memory: the split tile's or the narrow
+ * tile's, whichever is larger (C: the split configuration). */
+template <class C> constexpr size_t flash_split_smem_bytes() {
+    return C::SMEM_BYTES > flash_narrow_layout<C>::BYTES ? C::SMEM_BYTES
+                                                         : flash_narrow_layout<C>::BYTES;
+}
+
+/* Blocks an SM of the split launch (its __launch_bounds__): three from DB 96
+ * (168 registers, no spill; four blocks' 128 registers spill 80 bytes at
+ * DB 96, 156 at DB 128), four below (no spill). The H200 A/B of the
+ * thirteenth session (bench/RESULTS.md) against four at every DB:
+ * decode_gqa_bf16 6 % faster, sweep_d128_causal_L2048 7 %, D 64 unchanged;
+ * three at D 64 as well lost 5 % on sweep_d64_causal_L2048. */
+template <class C> constexpr int flash_split_min_blocks() {
+    return C::DB >= 96 ? 3 : 4;
+}
+
 /* The split launch: grid.x blocks stride over a.items = ns_max * B * Hkv
- * items (split, sequence, kv head); C has BM = OPP__SPLIT_ROWS. Four blocks
- * per SM (128 registers; a few bytes spill at DB 128): the split launch is
- * memory-bound, and four blocks keep more K/V loads in flight (the H200 A/B
- * against three blocks: bench/RESULTS.md, fourth session, decode). */
+ * items (split, sequence, kv head); C has BM = OPP__SPLIT_ROWS. An item
+ * with at most 16 split rows runs on the narrow tile (all four warps on
+ * one m16 tile, kernels/flash_split_narrow.cuh), the others on the split
+ * tile; a row's bits are the same on both. Blocks an SM:
+ * flash_split_min_blocks. */
 template <int DT, class C>
-static __global__ void __launch_bounds__(C::THREADS, 4)
+static __global__ void __launch_bounds__(C::THREADS, flash_split_min_blocks<C>())
     flash_split_kernel(const flash_args a, const opp__guard_record_t *rec) {
     extern __shared__ __align__(16) uint16_t flash_smem[];
     __shared__ long long red[32];
     uint16_t *sq = flash_smem, *sk = sq + C::Q_ELEMS, *sv = sk + C::KV_ELEMS;
     /* (bad cu_seqlens / nonpad, found by the guard: touch nothing) */
+    const int64_t per = (int64_t)a.batch * a.hkv;
     for (int64_t w = blockIdx.x; w < a.items && rec->code == OPP_STATUS_SUCCESS; w += gridDim.x) {
-        flash_tile<DT, C, true>(a, sq, sk, sv, w, red);
+        const flash_seq seq = flash_seq_of(a, (int32_t)((w % per) / a.hkv));
+        const int32_t ts = flash_split_tokens(seq.lq, seq.lkv, a.g);
+        if ((int64_t)ts * a.g <= OPP__SPLIT_NARROW_ROWS) { /* uniform over the block */
+            flash_split_narrow<DT, C>(a, flash_smem, w, red);
+        } else {
+            flash_tile<DT, C, true>(a, sq, sk, sv, w, red);
+        }
     }
 #if __CUDA_ARCH__ >= 900
     /* after the Hopper kernel, this launch is its programmatic dependent
@@ -533,8 +560,8 @@ static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t
     sa.items =
         ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
     static int split_smem_set[OPP__DEVICE_CACHE_SLOTS];
-    OPP_TRY(
-        flash_smem_once((const void *)flash_split_kernel<DT, S>, S::SMEM_BYTES, split_smem_set));
+    constexpr size_t smem = flash_split_smem_bytes<S>();
+    OPP_TRY(flash_smem_once((const void *)flash_split_kernel<DT, S>, smem, split_smem_set));
     const unsigned sgrid = sa.items < 0x7FFFFFFF ? (unsigned)sa.items : 0x7FFFFFFFu;
     if (after_hopper) {
         cudaLaunchAttribute attr[1] = {};
@@ -543,14 +570,13 @@ static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = dim3(sgrid);
         cfg.blockDim = dim3(S::THREADS);
-        cfg.dynamicSmemBytes = S::SMEM_BYTES;
+        cfg.dynamicSmemBytes = smem;
         cfg.stream = (cudaStream_t)stream;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
         OPP_CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_split_kernel<DT, S>, sa, rec));
     } else {
-        flash_split_kernel<DT, S>
-            <<<sgrid, S::THREADS, S::SMEM_BYTES, (cudaStream_t)stream>>>(sa, rec);
+        flash_split_kernel<DT, S><<<sgrid, S::THREADS, smem, (cudaStream_t)stream>>>(sa, rec);
     }
     OPP_CUDA_TRY(cudaGetLastError());
     /* the combine, in split order */

@@ -10,7 +10,9 @@
  * Which rows split: on the FAST rows with DB <= OPP__SPLIT_DMAX, the last
  * ts = min(L_q, floor(OPP__SPLIT_ROWS / G)) query tokens of every sequence
  * with L_kv > OPP__SPLIT_KEYS (all of a decode or speculative-decode
- * sequence). The choice depends only on L_kv and on a token's distance from
+ * sequence), on the split tile, or with at most OPP__SPLIT_NARROW_ROWS of
+ * them on the narrow tile (kernels/flash_split_narrow.cuh, the same bits).
+ * The choice depends only on L_kv and on a token's distance from
  * the end of its sequence, both the same packed and padded (queries are
  * tail-aligned there), alone or in any batch: so a row's bits never depend
  * on the layout or the batch (DESIGN.md section 4). Split s covers keys

@@ -196,6 +196,10 @@
 #define OPP__SPLIT_KEYS 1024
 #define OPP__SPLIT_ROWS 64
 #define OPP__SPLIT_DMAX 128
+/* A sequence with at most this many split rows (ts G) runs them on the
+ * narrow tile (kernels/flash_split_narrow.cuh: four warps on one m16
+ * tile), a longer one on the split tile; a row's bits are the same. */
+#define OPP__SPLIT_NARROW_ROWS 16
 
 /* The whole list, in dispatch order. */
 #define OPP__KERNEL_LIST(X) OPP__EXACT_KERNELS(X) OPP__FAST_KERNELS(X)

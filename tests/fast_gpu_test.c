@@ -85,6 +85,15 @@ static int splits(const opp_lb_t *lb, int32_t b) {
            lb->lq[b] >= 1 && g <= OPP__SPLIT_ROWS && lb->lkv[b] > OPP__SPLIT_KEYS;
 }
 
+/* Split rows of a split-KV sequence with lq query tokens (packed: its own
+ * L_q; padded: S_q = the batch's longest L_q): ts G, ts = min(lq, 64 / G).
+ * At most OPP__SPLIT_NARROW_ROWS run on the narrow tile
+ * (kernels/flash_split_narrow.cuh), more on the split tile. */
+static int64_t split_rows(const opp_lb_t *lb, int32_t lq) {
+    const int32_t g = lb->num_heads / lb->kv_num_heads, most = OPP__SPLIT_ROWS / g;
+    return (int64_t)(lq < most ? lq : most) * g;
+}
+
 /* Generated batches: FAST's bits for each sequence are the same packed, in
  * both padded layouts with finite and NaN padding, alone, reversed,
  * between other sequences (random or all-NaN values: nothing leaks from a
@@ -95,6 +104,8 @@ static void test_fast_batch_invariance(void **state) {
     const long batches = n_batches();
     const uint64_t seed = base_seed();
     size_t runs = 0, rows = 0, keyless = 0, empty = 0, longs = 0, tokens = 0, split = 0;
+    size_t narrow = 0, cross = 0; /* split sequences on the narrow tile packed; of them, on the
+                                     split tile padded (the tiles must agree bit for bit) */
     size_t n_dt[2] = {0, 0}, causal = 0, softcap = 0, gqa = 0, mqa = 0, scale = 0, dv_ne_d = 0;
     const double t0 = opp_progress_now_s();
     for (long i = 0; i < batches; ++i) {
@@ -120,21 +131,30 @@ static void test_fast_batch_invariance(void **state) {
         for (int32_t b = 0; b < lb.batch; ++b) {
             empty += lb.lq[b] == 0 || lb.lkv[b] == 0;
             split += splits(&lb, b);
+            if (splits(&lb, b) && split_rows(&lb, lb.lq[b]) <= OPP__SPLIT_NARROW_ROWS) {
+                narrow++;
+                cross += split_rows(&lb, lb.max_lq) > OPP__SPLIT_NARROW_ROWS;
+            }
         }
         opp_lb_free(&lb);
     }
     printf("L4 batch invariance: %ld batches (f16 %zu, bf16 %zu; causal %zu, softcap %zu, GQA %zu, "
            "Hkv = 1 %zu, custom scale %zu, Dv != D %zu; %zu with rows that see no key, %zu empty "
-           "sequences, %zu with a sequence > 2000, %zu split-KV sequences), %zu query tokens, %zu "
+           "sequences, %zu with a sequence > 2000, %zu split-KV sequences: %zu on the narrow tile "
+           "packed, %zu of them on the split tile padded), %zu query tokens, %zu "
            "runs: packed == padded "
            "4D/3D (finite, NaN padding) == alone == reversed == between other (random, NaN) "
            "sequences == repeated, bit for bit, out and LSE (%.1f s)%s\n",
            batches, n_dt[0], n_dt[1], causal, softcap, gqa, mqa, scale, dv_ne_d, keyless, empty,
-           longs, split, tokens, runs, opp_progress_now_s() - t0,
+           longs, split, narrow, cross, tokens, runs, opp_progress_now_s() - t0,
            opp_ft_cap_len(INT32_MAX) < INT32_MAX ? "; lengths capped by OPP_GPU_TEST_MAX_LEN" : "");
     assert_int_equal(rows, keyless);
     if (batches >= 5 && opp_ft_cap_len(INT32_MAX) == INT32_MAX) {
         assert_true(split > 0); /* the stream's decode batches reach the split path */
+    }
+    if (batches >= 300 && opp_ft_cap_len(INT32_MAX) == INT32_MAX) {
+        /* the default stream has sequences whose rows run on both split tiles */
+        assert_true(narrow > 0 && cross > 0);
     }
 }
 

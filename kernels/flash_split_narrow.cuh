@@ -1,0 +1,287 @@
+/*
+ * flash_split_narrow.cuh - the split launch's tile for an item with at most
+ * 16 split rows (a decode or short speculative sequence: ts G <= 16), run
+ * by all four warps of the block instead of the one warp that owns those
+ * rows in the split tile (flash_tile<.., SPLIT>), with the same bits.
+ * Included by flash_attention.cuh after flash_tile.
+ *
+ *   shared (16-bit elements, flash_narrow_layout): Q [16][DB+8], K [BN][DB+8],
+ *   V [BN][DB+8], P [16][BN+8] in the storage type, P [16][BN] float,
+ *   row maxima [4 warps][16] float
+ *   part_o [P, Hq, Dv] float32, part_ml [P, Hq] float2 (flash_split.cuh)
+ *
+ * Why: on decode the split tile's work per key block (S = Q K^T, 64 keys,
+ * the softmax, O += P V) all falls on warp 0 while three warps only load;
+ * the split launch is bound by that one warp (bench/RESULTS.md, twelfth
+ * session). Here, per key block j of BN keys:
+ *   A  warp w: S for keys 16w .. 16w+15 of the block (the same mma, k16
+ *      steps in order, as the split tile's n-tiles 2w, 2w+1; Q's fragments
+ *      by ldmatrix each step, as there: in registers across the key loop
+ *      they cost the launch ~280 more bytes of spill), softcap, masks, its
+ *      row maxima -> shared;
+ *   B  every warp: the row max over the four (a max is exact in any
+ *      order), alpha and mu as flash_softmax_rows computes them, p =
+ *      2^(s sl - mu) for its keys -> shared, as float and in the storage type;
+ *   C  warp 0: each of its threads adds the p of the keys it holds in the
+ *      split tile (n-tiles 0 .. BN/8-1, pairs in order), l = l alpha + sum;
+ *      every warp: O of its quarter of the Dv columns rescaled by alpha,
+ *      then O += P V_j over the k16 steps in order (P read back with
+ *      ldmatrix: the A fragments the split tile packs in registers).
+ * Every stored value is computed by the same operations in the same order
+ * as in the split tile, so a row's partial is the same bit for bit on
+ * either tile, and an item may take this one by its own ts G: packed and
+ * padded (where L_q = S_q gives more split rows, so the other tile) agree
+ * (DESIGN.md section 4). Loads keep the split tile's schedule (one K and
+ * one V buffer: V_j loads during A and B, K_{j+1} during B and C).
+ */
+#ifndef OPP_KERNELS_FLASH_SPLIT_NARROW_CUH
+#define OPP_KERNELS_FLASH_SPLIT_NARROW_CUH
+
+static_assert(OPP__SPLIT_NARROW_ROWS == 16, "one m16 tile (kernels/kernel_list.h)");
+
+/* Offsets (16-bit elements) of the narrow tile's shared memory, for the
+ * split tile's configuration C (its BN and PITCH). */
+template <class C> struct flash_narrow_layout {
+    static constexpr int NWARPS = 4;
+    static constexpr int PS_PITCH = C::BN + 8; /* 16-byte aligned rows for ldmatrix */
+    static constexpr size_t Q = 0;
+    static constexpr size_t K = Q + (size_t)OPP__SPLIT_NARROW_ROWS * C::PITCH;
+    static constexpr size_t V = K + C::KV_ELEMS;
+    static constexpr size_t PS = V + C::KV_ELEMS;
+    static constexpr size_t PF = PS + (size_t)OPP__SPLIT_NARROW_ROWS * PS_PITCH;  /* floats */
+    static constexpr size_t MX = PF + (size_t)OPP__SPLIT_NARROW_ROWS * C::BN * 2; /* floats */
+    static constexpr size_t ELEMS = MX + (size_t)NWARPS * OPP__SPLIT_NARROW_ROWS * 2;
+    static constexpr size_t BYTES = ELEMS * 2;
+    static_assert(C::THREADS == 32 * NWARPS && C::BN == 16 * NWARPS, "a warp per 16 keys");
+    static_assert(K % 8 == 0 && PS % 8 == 0 && PF % 8 == 0 && MX % 8 == 0, "16-byte aligned");
+    /* Dv columns: warp w owns the 16-column pairs w NQ .. w NQ + NQ - 1 */
+    static constexpr int NQ = (C::DB / 16 + NWARPS - 1) / NWARPS;
+};
+
+/* Item w = (split, sequence b, kv head hk) of the split launch, whose split
+ * rows number at most 16; smem: flash_narrow_layout<C>::BYTES; red: 32 int64
+ * of shared memory. Every thread of the block calls it. */
+template <int DT, class C>
+__device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t *smem, int64_t w,
+                                                   long long *red) {
+    typedef flash_narrow_layout<C> L;
+    const int64_t per = (int64_t)a.batch * a.hkv;
+    const int32_t split = (int32_t)(w / per);
+    const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
+    const int32_t g = a.g;
+    const flash_seq seq = flash_seq_of(a, b);
+    const int32_t lq = seq.lq, lkv = seq.lkv;
+    const int32_t ts = flash_split_tokens(lq, lkv, g);
+    const int64_t nrows = (int64_t)lq * g;
+    const int64_t r0 = (int64_t)(lq - ts) * g; /* nrows - r0 = ts G <= 16 (the caller's test) */
+    if (r0 >= nrows || (int64_t)split * OPP__SPLIT_KEYS >= lkv) {
+        return; /* uniform: no split rows, or past the keys */
+    }
+    /* the split tile's key range and masks, for the same rows */
+    const bool causal = a.is_causal != 0;
+    const int32_t kend_tile = flash_key_end(causal, (nrows - 1) / g, lq, lkv);
+    const int32_t kfull = flash_key_end(causal, r0 / g, lq, lkv); /* visible to every row */
+    const int32_t nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);
+    const int32_t jb = split * (OPP__SPLIT_KEYS / C::BN);
+    const int32_t je = jb + OPP__SPLIT_KEYS / C::BN < nkb ? jb + OPP__SPLIT_KEYS / C::BN : nkb;
+    const int64_t part0 =
+        flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g}.split_offset(b, red) +
+        (int64_t)split * ts;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int qr = lane >> 2, qc = lane & 3; /* fragment row / column pair */
+    const uint16_t *qg = (const uint16_t *)a.q.ptr + seq.qb + (int64_t)hk * g * a.q.head;
+    const uint16_t *kg = (const uint16_t *)a.k.ptr + seq.kb0 + (int64_t)hk * a.k.head;
+    const uint16_t *vg = (const uint16_t *)a.v.ptr + seq.vb0 + (int64_t)hk * a.v.head;
+    uint16_t *sq = smem + L::Q, *sk = smem + L::K, *sv = smem + L::V, *ps = smem + L::PS;
+    float *pf = (float *)(smem + L::PF), *mxs = (float *)(smem + L::MX);
+
+    const int ld_r = tid / C::CP, ld_c = tid % C::CP;
+    const int64_t t0 = r0 / g;
+    const int32_t rem0 = (int32_t)(r0 - t0 * g);
+    /* Q's 16 rows (past the sequence, columns past D: zeros) */
+    if (ld_c < C::CHUNKS) {
+#pragma unroll
+        for (int r = ld_r; r < OPP__SPLIT_NARROW_ROWS; r += C::RSTEP) {
+            const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+            const bool ok = r0 + r < nrows && ld_c * 8 < a.d;
+            const uint16_t *src = ok ? qg + (t0 + tt) * a.q.row + hg * a.q.head + ld_c * 8 : qg;
+            flash_cp_async16(flash_smem_addr(sq + r * C::PITCH + ld_c * 8), src, ok);
+        }
+    }
+    /* K or V block j (keys past L_kv, columns past the width: zeros) */
+    auto load_kv = [&](uint16_t *dst, const uint16_t *src0, int64_t row_stride, int width,
+                       int32_t j) {
+        if (ld_c >= C::CHUNKS) {
+            return;
+        }
+        const bool col_ok = ld_c * 8 < width;
+        const int32_t left = lkv - j * C::BN;
+        const uint16_t *src = src0 + ((int64_t)j * C::BN + ld_r) * row_stride + ld_c * 8;
+        const int64_t step = (int64_t)C::RSTEP * row_stride;
+#pragma unroll
+        for (int r = 0; r < C::BN; r += C::RSTEP) {
+            const bool ok = col_ok && ld_r + r < left;
+            flash_cp_async16(flash_smem_addr(dst + (ld_r + r) * C::PITCH + ld_c * 8),
+                             ok ? src : src0, ok);
+            src += step;
+        }
+    };
+    if (jb < je) {
+        load_kv(sk, kg, a.k.row, a.d, jb);
+    }
+    flash_cp_async_commit();
+
+    /* state: m for every warp (the same values), l in warp 0, O by column quarter */
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    float o[2 * L::NQ][4];
+#pragma unroll
+    for (int n = 0; n < 2 * L::NQ; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            o[n][e] = 0.0f;
+        }
+    }
+    const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
+    const uint32_t k_lane =
+        flash_smem_addr(sk + ((lane & 7) + (lane >> 4) * 8) * C::PITCH + ((lane >> 3) & 1) * 8);
+    const uint32_t v_lane =
+        flash_smem_addr(sv + ((lane & 7) + ((lane >> 3) & 1) * 8) * C::PITCH + (lane >> 4) * 8);
+    const uint32_t p_lane = flash_smem_addr(ps + (lane & 15) * L::PS_PITCH + (lane >> 4) * 8);
+    const uint32_t q_lane = flash_smem_addr(sq + (lane & 15) * C::PITCH + (lane >> 4) * 8);
+
+    for (int32_t j = jb; j < je; ++j) {
+        flash_cp_async_wait<0>();
+        __syncthreads(); /* K_j (and Q) landed; every warp is done with V_{j-1} and P */
+        load_kv(sv, vg, a.v.row, a.dv, j);
+        flash_cp_async_commit();
+
+        /* A: S for this warp's 16 keys (the split tile's n-tiles 2 warp, 2 warp + 1) */
+        float s[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+#pragma unroll
+        for (int ks = 0; ks < C::DB / 16; ++ks) {
+            if (ks * 16 >= a.d) {
+                break; /* uniform: the rest of the bucket is zeros */
+            }
+            uint32_t qa[4], kf[4];
+            flash_ldmatrix_x4(qa, q_lane + ks * 16 * 2);
+            flash_ldmatrix_x4(kf, k_lane + (warp * 16 * C::PITCH + ks * 16) * 2);
+            flash_mma<DT>(s[0], qa, kf[0], kf[1]);
+            flash_mma<DT>(s[1], qa, kf[2], kf[3]);
+        }
+        if (a.cap_log2 != 0.0f) {
+            flash_softcap(s, a.cap_log2, a.cap_scale);
+        }
+        if ((int64_t)(j + 1) * C::BN > kfull) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int32_t kend =
+                    flash_key_end(causal, t0 + (rem0 + qr + 8 * h) / g, lq, lkv) - j * C::BN;
+                flash_mask_row(s, h, kend - warp * 16, qc);
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float mx =
+                fmaxf(fmaxf(s[0][2 * h], s[0][2 * h + 1]), fmaxf(s[1][2 * h], s[1][2 * h + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+            if (qc == 0) {
+                mxs[warp * OPP__SPLIT_NARROW_ROWS + qr + 8 * h] = mx;
+            }
+        }
+        __syncthreads(); /* the maxima are visible; every warp is done with K_j */
+        if (j + 1 < je) {
+            load_kv(sk, kg, a.k.row, a.d, j + 1);
+        }
+        flash_cp_async_commit();
+
+        /* B: the row max (exact in any order), alpha and mu as flash_softmax_rows */
+        float alpha[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = qr + 8 * h;
+            float mx = m[h];
+#pragma unroll
+            for (int w4 = 0; w4 < L::NWARPS; ++w4) {
+                mx = fmaxf(mx, mxs[w4 * OPP__SPLIT_NARROW_ROWS + row]);
+            }
+            const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
+            alpha[h] = mx == m[h] ? 1.0f : flash_exp2(__fmul_rn(m[h], sl) - mu);
+            m[h] = mx;
+#pragma unroll
+            for (int n = 0; n < 2; ++n) {
+                const float p0 = flash_exp2(fmaf(s[n][2 * h], sl, -mu));
+                const float p1 = flash_exp2(fmaf(s[n][2 * h + 1], sl, -mu));
+                const int key = warp * 16 + n * 8 + 2 * qc;
+                *(float2 *)(pf + row * C::BN + key) = make_float2(p0, p1);
+                *(uint32_t *)(ps + row * L::PS_PITCH + key) = flash_type<DT>::pack(p0, p1);
+            }
+        }
+        flash_cp_async_wait<1>();
+        __syncthreads(); /* V_j landed (K_{j+1} may not have); P is visible */
+
+        /* C: l in warp 0, in the split tile's order of this thread's keys */
+        if (warp == 0) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const float *prow = pf + (qr + 8 * h) * C::BN + 2 * qc;
+                float sum = 0.0f;
+#pragma unroll
+                for (int n = 0; n < C::BN / 8; ++n) {
+                    const float2 p = *(const float2 *)(prow + n * 8);
+                    sum += p.x;
+                    sum += p.y;
+                }
+                l[h] = l[h] * alpha[h] + sum;
+            }
+        }
+        if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+            flash_rescale_rows(o, alpha);
+        }
+        /* O += P V_j on this warp's columns, k16 steps in order */
+#pragma unroll
+        for (int kk = 0; kk < C::BN / 16; ++kk) {
+            uint32_t pa[4];
+            flash_ldmatrix_x4(pa, p_lane + kk * 16 * 2);
+#pragma unroll
+            for (int q = 0; q < L::NQ; ++q) {
+                const int n2 = warp * L::NQ + q;
+                if (n2 >= C::DB / 16 || n2 * 16 >= a.dv) {
+                    break; /* uniform */
+                }
+                uint32_t vf[4];
+                flash_ldmatrix_x4_trans(vf, v_lane + (kk * 16 * C::PITCH + n2 * 16) * 2);
+                flash_mma<DT>(o[2 * q], pa, vf[0], vf[1]);
+                flash_mma<DT>(o[2 * q + 1], pa, vf[2], vf[3]);
+            }
+        }
+    }
+    flash_cp_async_wait<0>();
+
+    /* the unnormalised O (each warp its columns) and (m sl, l) (warp 0) */
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const float sum = flash_quad_sum(l[h]);
+        const int32_t r = qr + 8 * h;
+        if (r0 + r >= nrows) {
+            continue;
+        }
+        const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+        const int64_t prow = (part0 + t0 + tt - (lq - ts)) * a.hq + hk * g + hg;
+        float *prow_o = a.part_o + prow * a.dv;
+#pragma unroll
+        for (int n = 0; n < 2 * L::NQ; ++n) {
+            const int col = (warp * L::NQ + n / 2) * 16 + (n % 2) * 8 + 2 * qc;
+            if (col < a.dv && col < C::DB) {
+                *(float2 *)(prow_o + col) = make_float2(o[n][2 * h], o[n][2 * h + 1]);
+            }
+        }
+        if (warp == 0 && qc == 0) {
+            a.part_ml[prow] = make_float2(m[h] == -INFINITY ? -INFINITY : __fmul_rn(m[h], sl), sum);
+        }
+    }
+    __syncthreads(); /* shared memory is reused by the block's next item */
+}
+
+#endif /* OPP_KERNELS_FLASH_SPLIT_NARROW_CUH */
