@@ -501,9 +501,11 @@ template <class C> constexpr int flash_split_min_blocks() {
  * with at most 16 split rows runs on the narrow tile (all four warps on
  * one m16 tile, kernels/flash_split_narrow.cuh), the others on the split
  * tile; a row's bits are the same on both. Blocks an SM:
- * flash_split_min_blocks. */
-template <int DT, class C>
-static __global__ void __launch_bounds__(C::THREADS, flash_split_min_blocks<C>())
+ * flash_split_min_blocks. NARROW: every item has at most 16 split rows
+ * (the launcher's test on max_seqlen_q, which the guard enforces), so the
+ * kernel holds the narrow tile alone: fewer registers, four blocks an SM. */
+template <int DT, class C, bool NARROW>
+static __global__ void __launch_bounds__(C::THREADS, NARROW ? 4 : flash_split_min_blocks<C>())
     flash_split_kernel(const flash_args a, const opp__guard_record_t *rec) {
     extern __shared__ __align__(16) uint16_t flash_smem[];
     __shared__ long long red[32];
@@ -513,7 +515,7 @@ static __global__ void __launch_bounds__(C::THREADS, flash_split_min_blocks<C>()
     for (int64_t w = blockIdx.x; w < a.items && rec->code == OPP_STATUS_SUCCESS; w += gridDim.x) {
         const flash_seq seq = flash_seq_of(a, (int32_t)((w % per) / a.hkv));
         const int32_t ts = flash_split_tokens(seq.lq, seq.lkv, a.g);
-        if ((int64_t)ts * a.g <= OPP__SPLIT_NARROW_ROWS) { /* uniform over the block */
+        if (NARROW || (int64_t)ts * a.g <= OPP__SPLIT_NARROW_ROWS) { /* uniform */
             flash_split_narrow<DT, C>(a, flash_smem, w, red);
         } else {
             flash_tile<DT, C, true>(a, sq, sk, sv, w, red);
@@ -550,18 +552,15 @@ static inline opp_status_t flash_smem_once(const void *kernel, size_t bytes, int
  * launch is then its programmatic dependent (PDL: it starts on the SMs the
  * Hopper kernel's blocks leave; they write disjoint memory), which the
  * split kernel's griddepcontrol.wait keeps from ending first. */
-template <int DT, class C>
-static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
-                                       const opp__guard_record_t *rec, struct CUstream_st *stream,
-                                       bool after_hopper) {
-    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, C::BN, 4> S;
-    flash_args sa = a;
-    sa.n_mb = 1;
-    sa.items =
-        ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
+/* The split kernel on sgrid blocks (NARROW: the narrow-tile-only
+ * instance, with the narrow tile's shared memory), as a programmatic
+ * dependent of the launch before it when after_hopper. */
+template <int DT, class S, bool NARROW>
+static opp_status_t flash_split_enqueue(const flash_args &sa, const opp__guard_record_t *rec,
+                                        struct CUstream_st *stream, bool after_hopper) {
     static int split_smem_set[OPP__DEVICE_CACHE_SLOTS];
-    constexpr size_t smem = flash_split_smem_bytes<S>();
-    OPP_TRY(flash_smem_once((const void *)flash_split_kernel<DT, S>, smem, split_smem_set));
+    constexpr size_t smem = NARROW ? flash_narrow_layout<S>::BYTES : flash_split_smem_bytes<S>();
+    OPP_TRY(flash_smem_once((const void *)flash_split_kernel<DT, S, NARROW>, smem, split_smem_set));
     const unsigned sgrid = sa.items < 0x7FFFFFFF ? (unsigned)sa.items : 0x7FFFFFFFu;
     if (after_hopper) {
         cudaLaunchAttribute attr[1] = {};
@@ -574,9 +573,33 @@ static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t
         cfg.stream = (cudaStream_t)stream;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
-        OPP_CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_split_kernel<DT, S>, sa, rec));
+        OPP_CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_split_kernel<DT, S, NARROW>, sa, rec));
     } else {
-        flash_split_kernel<DT, S><<<sgrid, S::THREADS, smem, (cudaStream_t)stream>>>(sa, rec);
+        flash_split_kernel<DT, S, NARROW>
+            <<<sgrid, S::THREADS, smem, (cudaStream_t)stream>>>(sa, rec);
+    }
+    return OPP_STATUS_SUCCESS;
+}
+
+template <int DT, class C>
+static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
+                                       const opp__guard_record_t *rec, struct CUstream_st *stream,
+                                       bool after_hopper) {
+    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, C::BN, 4> S;
+    flash_args sa = a;
+    sa.n_mb = 1;
+    sa.items =
+        ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
+    /* every sequence's split tokens ts = min(L_q, floor(64 / G)) <= this
+     * (L_q <= max_seqlen_q, or the guard stops the run): at most 16 split
+     * rows in every item, so the narrow-only instance serves the launch
+     * (the tile is the item's own choice either way: the same bits) */
+    const int64_t most = OPP__SPLIT_ROWS / a.g;
+    const int64_t ts_max = p->max_seqlen_q < most ? p->max_seqlen_q : most;
+    if (ts_max * a.g <= OPP__SPLIT_NARROW_ROWS) {
+        OPP_TRY((flash_split_enqueue<DT, S, true>(sa, rec, stream, after_hopper)));
+    } else {
+        OPP_TRY((flash_split_enqueue<DT, S, false>(sa, rec, stream, after_hopper)));
     }
     OPP_CUDA_TRY(cudaGetLastError());
     /* the combine, in split order */

@@ -31,7 +31,10 @@
  * as in the split tile, so a row's partial is the same bit for bit on
  * either tile, and an item may take this one by its own ts G: packed and
  * padded (where L_q = S_q gives more split rows, so the other tile) agree
- * (DESIGN.md section 4). Loads keep the split tile's schedule (one K and
+ * (DESIGN.md section 4); and a launch whose items all take this tile
+ * (max_seqlen_q small enough) runs an instance of the split kernel that
+ * holds it alone (flash_launch_split: 110 registers at DB 128 against 168,
+ * four blocks an SM against three). Loads keep the split tile's schedule (one K and
  * one V buffer: V_j loads during A and B, K_{j+1} during B and C).
  */
 #ifndef OPP_KERNELS_FLASH_SPLIT_NARROW_CUH

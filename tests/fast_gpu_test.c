@@ -141,7 +141,8 @@ static void test_fast_batch_invariance(void **state) {
     printf("L4 batch invariance: %ld batches (f16 %zu, bf16 %zu; causal %zu, softcap %zu, GQA %zu, "
            "Hkv = 1 %zu, custom scale %zu, Dv != D %zu; %zu with rows that see no key, %zu empty "
            "sequences, %zu with a sequence > 2000, %zu split-KV sequences: %zu on the narrow tile "
-           "packed, %zu of them on the split tile padded), %zu query tokens, %zu "
+           "packed (alone: the narrow-only launch), %zu of them on the split tile padded), %zu "
+           "query tokens, %zu "
            "runs: packed == padded "
            "4D/3D (finite, NaN padding) == alone == reversed == between other (random, NaN) "
            "sequences == repeated, bit for bit, out and LSE (%.1f s)%s\n",
