@@ -15,10 +15,14 @@
  * Tiles: one block owns BM = 64 query rows of one (sequence b, kv head hk),
  * rows token x head-in-group (GQA packing: row r -> token r / G, head
  * hk G + r % G); keys in blocks of BN = 64 from key 0 of the sequence.
- * Threads: 256; thread (ty = tid / 16, tx = tid % 16) owns rows ty + 16 i
- * (i = 0..3) and, of S, keys tx + 16 e (e = 0..3); of O, columns
- * 4 tx + 64 c .. + 3 (c < DB / 64). The 16 threads of a row are one half
- * warp: row max and sum reduce over lanes xor 1, 2, 4, 8.
+ * Threads: 16 per row group, TM rows each (TM = 8 at DB 64: 128 threads;
+ * TM = 4 above: 256); thread (ty = tid / 16, tx = tid % 16) owns rows
+ * ty + (64 / TM) i (i < TM) and, of S, keys tx + 16 e (e = 0..3); of O,
+ * columns 4 tx + 64 c .. + 3 (c < DB / 64). Eight rows a thread halve the
+ * shared loads and the per-item work per FFMA (a Q load feeds 16 FFMA, a K
+ * load 32). The 16 threads of a row are one half warp: row max and sum
+ * reduce over lanes xor 1, 2, 4, 8; TM changes which thread holds a row,
+ * never the row's arithmetic.
  * Shared memory (float): Q [BM][DB+4], K [BN][DB+4], V [BN][DB+4], P
  * [BM][BN+4]; the 4-float pad keeps every 16-byte load phase (8 lanes)
  * conflict-free. Loads by cp.async, 16 bytes, zero-filled past the
@@ -50,18 +54,23 @@
 // --- configuration
 
 template <int DB_> struct ffma_cfg {
-    static constexpr int DB = DB_, BM = 64, BN = 64, THREADS = 256;
-    static constexpr int PITCH = DB_ + 4;  /* floats per Q / K / V row in shared memory */
-    static constexpr int PPITCH = BN + 4;  /* floats per P row */
-    static constexpr int NC = DB_ / 64;    /* O column groups of 4 per thread */
-    static constexpr int CHUNKS = DB_ / 4; /* 16-byte chunks per row */
+    static constexpr int DB = DB_, BM = 64, BN = 64;
+    /* rows of the tile per thread: 8 at DB 64 (128 threads, three blocks an
+     * SM on sm_90: 168 registers, 69.6 KB of shared memory each), 4 above
+     * (256 threads; the tile's shared memory allows one block an SM) */
+    static constexpr int TM = DB_ <= 64 ? 8 : 4;
+    static constexpr int RS = BM / TM;      /* row stride: thread rows ty + RS i */
+    static constexpr int THREADS = 16 * RS; /* 16 threads (a half warp) per row */
+    static constexpr int PITCH = DB_ + 4;   /* floats per Q / K / V row in shared memory */
+    static constexpr int PPITCH = BN + 4;   /* floats per P row */
+    static constexpr int NC = DB_ / 64;     /* O column groups of 4 per thread */
+    static constexpr int CHUNKS = DB_ / 4;  /* 16-byte chunks per row */
     static constexpr size_t Q_ELEMS = (size_t)BM * PITCH, KV_ELEMS = (size_t)BN * PITCH;
     static constexpr size_t SMEM_BYTES = (Q_ELEMS + 2 * KV_ELEMS + (size_t)BM * PPITCH) * 4;
-    /* DB 64: two blocks per SM (128 registers, no spills); from DB 128 the
-     * tile's shared memory allows one block per SM anyway */
-    static constexpr int MIN_BLOCKS = DB_ <= 64 ? 2 : 1;
+    static constexpr int MIN_BLOCKS = DB_ <= 64 ? 3 : 1;
     static_assert(DB_ % 64 == 0, "whole 64-column groups of O");
     static_assert(SMEM_BYTES == OPP__FFMA_SMEM_BYTES(DB_), "kernel_list.h formula");
+    static_assert(THREADS == OPP__FFMA_THREADS(DB_), "kernel_list.h thread count");
 };
 
 // --- one item
@@ -103,14 +112,22 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
         const float *src = ok ? qg + (t0 + tt) * a.q.row + hg * a.q.head + ch * 4 : qg;
         flash_cp_async16(flash_smem_addr(sq + r * C::PITCH + ch * 4), src, ok);
     }
-    /* K or V block j -> shared (keys past L_kv and columns past the width: zeros) */
+    /* K or V block j -> shared (keys past L_kv and columns past the width:
+     * zeros). A thread copies one 16-byte column chunk (kc) of rows kr + KSTEP it:
+     * its addresses advance by a fixed step, no index arithmetic per copy. */
+    constexpr int KSTEP = C::THREADS / C::CHUNKS;
+    static_assert(C::THREADS % C::CHUNKS == 0 && C::BN % KSTEP == 0, "whole rows per step");
+    const int kc = tid % C::CHUNKS, kr = tid / C::CHUNKS;
     auto load_kv = [&](float *dst, const float *src0, int64_t row_stride, int width, int32_t j) {
-        const int32_t left = lkv - j * C::BN; /* keys of the sequence from this block on */
-        for (int i = tid; i < C::BN * C::CHUNKS; i += C::THREADS) {
-            const int r = i / C::CHUNKS, ch = i % C::CHUNKS;
-            const bool ok = r < left && ch * 4 < width;
-            const float *src = ok ? src0 + ((int64_t)j * C::BN + r) * row_stride + ch * 4 : src0;
-            flash_cp_async16(flash_smem_addr(dst + r * C::PITCH + ch * 4), src, ok);
+        const int32_t left = lkv - j * C::BN - kr; /* keys of the sequence from this row on */
+        const bool col_ok = kc * 4 < width;
+        const float *src = src0 + ((int64_t)j * C::BN + kr) * row_stride + kc * 4;
+        const int64_t step = (int64_t)KSTEP * row_stride;
+        const uint32_t d0 = flash_smem_addr(dst + kr * C::PITCH + kc * 4);
+#pragma unroll
+        for (int it = 0; it < C::BN / KSTEP; ++it) {
+            const bool ok = col_ok && it * KSTEP < left;
+            flash_cp_async16(d0 + it * KSTEP * C::PITCH * 4, ok ? src + it * step : src0, ok);
         }
     };
     if (nkb > 0) {
@@ -118,10 +135,10 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
     }
     flash_cp_async_commit();
 
-    float m[4], l[4];
-    float4 o[4][C::NC];
+    float m[C::TM], l[C::TM];
+    float4 o[C::TM][C::NC];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < C::TM; ++i) {
         m[i] = -INFINITY;
         l[i] = 0.0f;
 #pragma unroll
@@ -135,10 +152,10 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
         __syncthreads(); /* K_j (and Q) landed; every thread is done with V_{j-1}, P */
         load_kv(sv, vg, a.v.row, a.dv, j);
         flash_cp_async_commit();
-        /* S = Q K_j^T: rows ty + 16 i, keys tx + 16 e */
-        float s[4][4];
+        /* S = Q K_j^T: rows ty + RS i, keys tx + 16 e */
+        float s[C::TM][4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 s[i][e] = 0.0f;
@@ -149,14 +166,17 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
             if (d >= a.d) {
                 break; /* uniform: the rest of the bucket is zeros */
             }
-            float4 qv[4], kv[4];
+            float4 qv[C::TM], kv[4];
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                qv[i] = *(const float4 *)(sq + (ty + 16 * i) * C::PITCH + d);
-                kv[i] = *(const float4 *)(sk + (tx + 16 * i) * C::PITCH + d);
+            for (int i = 0; i < C::TM; ++i) {
+                qv[i] = *(const float4 *)(sq + (ty + C::RS * i) * C::PITCH + d);
             }
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
+            for (int e = 0; e < 4; ++e) {
+                kv[e] = *(const float4 *)(sk + (tx + 16 * e) * C::PITCH + d);
+            }
+#pragma unroll
+            for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     float acc = s[i][e];
@@ -171,7 +191,7 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
         /* softcap first (before any mask), in the log2 domain: then sl = 1 */
         if (a.cap_log2 != 0.0f) {
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
+            for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     s[i][e] = a.cap_log2 * flash_tanh(s[i][e] * a.cap_scale);
@@ -181,9 +201,9 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
         /* masks: only in blocks holding a key some row of the tile must not see */
         if ((int64_t)(j + 1) * C::BN > kfull) {
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
+            for (int i = 0; i < C::TM; ++i) {
                 const int32_t kend =
-                    flash_key_end(causal, t0 + (rem0 + ty + 16 * i) / g, lq, lkv) - j * C::BN;
+                    flash_key_end(causal, t0 + (rem0 + ty + C::RS * i) / g, lq, lkv) - j * C::BN;
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     if (tx + 16 * e >= kend) {
@@ -193,9 +213,10 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
             }
         }
         /* online softmax (flash_softmax_rows' arithmetic over a half warp) */
-        float alpha[4];
+        float alpha[C::TM];
+        bool rescale = false;
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < C::TM; ++i) {
             float mx = fmaxf(fmaxf(m[i], fmaxf(s[i][0], s[i][1])), fmaxf(s[i][2], s[i][3]));
 #pragma unroll
             for (int x = 1; x < 16; x <<= 1) {
@@ -203,12 +224,13 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
             }
             const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
             alpha[i] = mx == m[i] ? 1.0f : flash_exp2(__fmul_rn(m[i], sl) - mu);
+            rescale |= alpha[i] != 1.0f;
             m[i] = mx;
             float sum = 0.0f;
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const float p = flash_exp2(fmaf(s[i][e], sl, -mu));
-                sp[(ty + 16 * i) * C::PPITCH + tx + 16 * e] = p;
+                sp[(ty + C::RS * i) * C::PPITCH + tx + 16 * e] = p;
                 sum += p;
             }
             l[i] = l[i] * alpha[i] + sum;
@@ -219,10 +241,9 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
             load_kv(sk, kg, a.k.row, a.d, j + 1);
         }
         flash_cp_async_commit();
-        if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f ||
-                                        alpha[3] != 1.0f)) {
+        if (__any_sync(0xFFFFFFFFu, rescale)) {
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
+            for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
                 for (int c = 0; c < C::NC; ++c) {
                     o[i][c].x *= alpha[i];
@@ -235,10 +256,10 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
         /* O += P V_j: keys ascending */
 #pragma unroll 2
         for (int k = 0; k < C::BN; k += 4) {
-            float4 pv[4];
+            float4 pv[C::TM];
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                pv[i] = *(const float4 *)(sp + (ty + 16 * i) * C::PPITCH + k);
+            for (int i = 0; i < C::TM; ++i) {
+                pv[i] = *(const float4 *)(sp + (ty + C::RS * i) * C::PPITCH + k);
             }
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk) {
@@ -246,7 +267,7 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
                 for (int c = 0; c < C::NC; ++c) {
                     const float4 vv = *(const float4 *)(sv + (k + kk) * C::PITCH + 4 * tx + 64 * c);
 #pragma unroll
-                    for (int i = 0; i < 4; ++i) {
+                    for (int i = 0; i < C::TM; ++i) {
                         const float p = kk == 0   ? pv[i].x
                                         : kk == 1 ? pv[i].y
                                         : kk == 2 ? pv[i].z
@@ -265,13 +286,13 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
     /* O / l and LSE, rows of the sequence only, columns < Dv only */
     float *og = (float *)a.out.ptr + ob + (int64_t)hk * g * a.out.head;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < C::TM; ++i) {
         float sum = l[i];
 #pragma unroll
         for (int x = 1; x < 16; x <<= 1) {
             sum += __shfl_xor_sync(0xFFFFFFFFu, sum, x);
         }
-        const int32_t r = ty + 16 * i;
+        const int32_t r = ty + C::RS * i;
         if (r0 + r >= nrows) {
             continue;
         }

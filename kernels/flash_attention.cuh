@@ -221,36 +221,9 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
      * tile row r is token t0 + (rem0 + r) / G, head-in-group (rem0 + r) % G */
     const int64_t t0 = r0 / g;
     const int32_t rem0 = (int32_t)(r0 - t0 * g);
-#pragma unroll
-    for (int r = ld_r; r < C::BM; r += C::RSTEP) {
-        if (ld_c >= C::CHUNKS) {
-            break; /* an idle lane of the rounded-up chunk count: writes nothing */
-        }
-        const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
-        const bool ok = r0 + r < nrows && ld_c * 8 < a.d;
-        const uint16_t *src = ok ? qg + (t0 + tt) * a.q.row + hg * a.q.head + ld_c * 8 : qg;
-        flash_cp_async16(flash_smem_addr(sq + r * C::PITCH + ld_c * 8), src, ok);
-    }
-    /* K or V block j -> shared (keys past L_kv and columns past the width: zeros) */
-    auto load_kv = [&](uint16_t *dst, const uint16_t *src0, int64_t row_stride, int width,
-                       int32_t j) {
-        if (ld_c >= C::CHUNKS) {
-            return; /* an idle lane of the rounded-up chunk count: writes nothing */
-        }
-        const bool col_ok = ld_c * 8 < width;
-        const int32_t left = lkv - j * C::BN; /* keys of the sequence from this block on (>= 1) */
-        const uint16_t *src = src0 + ((int64_t)j * C::BN + ld_r) * row_stride + ld_c * 8;
-        const int64_t step = (int64_t)C::RSTEP * row_stride;
-#pragma unroll
-        for (int r = 0; r < C::BN; r += C::RSTEP) {
-            const bool ok = col_ok && ld_r + r < left; /* no int32 overflow near 2^31 keys */
-            flash_cp_async16(flash_smem_addr(dst + (ld_r + r) * C::PITCH + ld_c * 8),
-                             ok ? src : src0, ok);
-            src += step;
-        }
-    };
+    flash_load_q<C, C::BM>(sq, qg, a.q.row, a.q.head, a.d, r0, nrows, t0, rem0, g, ld_r, ld_c);
     if (jb < je) {
-        load_kv(sk, kg, a.k.row, a.d, jb);
+        flash_load_kv<C>(sk, kg, a.k.row, a.d, jb, lkv, ld_r, ld_c);
     }
     flash_cp_async_commit();
 
@@ -293,14 +266,14 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     auto load_v_step = [&](int32_t j) {
         flash_cp_async_wait<0>();
         flash_block_sync<SPLIT>(); /* K_j (and Q) landed; every warp is done with V_{j-1} */
-        load_kv(sv, vg, a.v.row, a.dv, j);
+        flash_load_kv<C>(sv, vg, a.v.row, a.dv, j, lkv, ld_r, ld_c);
         flash_cp_async_commit();
     };
     auto load_k_step = [&](int32_t j) {
         flash_cp_async_wait<0>();
         flash_block_sync<SPLIT>(); /* V_j landed; every warp is done with K_j */
         if (j + 1 < je) {
-            load_kv(sk, kg, a.k.row, a.d, j + 1);
+            flash_load_kv<C>(sk, kg, a.k.row, a.d, j + 1, lkv, ld_r, ld_c);
         }
         flash_cp_async_commit();
     };

@@ -98,6 +98,53 @@ __device__ __forceinline__ uint32_t flash_smem_addr(const void *p) {
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
+/* ROWS query rows -> shared sq (pitch C::PITCH), by every thread of the
+ * block; (ld_r, ld_c): this thread's first load row (of C::RSTEP per round)
+ * and 16-byte chunk. Tile row r is row r0 + r of the sequence's G-packed
+ * rows: token t0 + (rem0 + r) / g, head-in-group (rem0 + r) % g (t0 = r0 /
+ * g, rem0 = r0 % g); rows at nrows and past, and columns past d, are
+ * zeros. qg: the sequence's Q at its kv head's first query head; q_row /
+ * q_head: Q's strides. */
+template <class C, int ROWS>
+__device__ __forceinline__ void
+flash_load_q(uint16_t *sq, const uint16_t *qg, int64_t q_row, int64_t q_head, int d, int64_t r0,
+             int64_t nrows, int64_t t0, int32_t rem0, int32_t g, int ld_r, int ld_c) {
+#pragma unroll
+    for (int r = ld_r; r < ROWS; r += C::RSTEP) {
+        if (ld_c >= C::CHUNKS) {
+            break; /* an idle lane of the rounded-up chunk count: writes nothing */
+        }
+        const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+        const bool ok = r0 + r < nrows && ld_c * 8 < d;
+        const uint16_t *src = ok ? qg + (t0 + tt) * q_row + hg * q_head + ld_c * 8 : qg;
+        flash_cp_async16(flash_smem_addr(sq + r * C::PITCH + ld_c * 8), src, ok);
+    }
+}
+
+/* K or V key block j (C::BN rows of `width` columns, row_stride apart from
+ * src0, the sequence's first key at its kv head) -> shared dst (pitch
+ * C::PITCH), by every thread of the block; keys at lkv and past, and
+ * columns past the width, are zeros. (ld_r, ld_c) as for flash_load_q. */
+template <class C>
+__device__ __forceinline__ void flash_load_kv(uint16_t *dst, const uint16_t *src0,
+                                              int64_t row_stride, int width, int32_t j, int32_t lkv,
+                                              int ld_r, int ld_c) {
+    if (ld_c >= C::CHUNKS) {
+        return; /* an idle lane of the rounded-up chunk count: writes nothing */
+    }
+    const bool col_ok = ld_c * 8 < width;
+    const int32_t left = lkv - j * C::BN; /* keys of the sequence from this block on (>= 1) */
+    const uint16_t *src = src0 + ((int64_t)j * C::BN + ld_r) * row_stride + ld_c * 8;
+    const int64_t step = (int64_t)C::RSTEP * row_stride;
+#pragma unroll
+    for (int r = 0; r < C::BN; r += C::RSTEP) {
+        const bool ok = col_ok && ld_r + r < left; /* no int32 overflow near 2^31 keys */
+        flash_cp_async16(flash_smem_addr(dst + (ld_r + r) * C::PITCH + ld_c * 8), ok ? src : src0,
+                         ok);
+        src += step;
+    }
+}
+
 // --- special functions
 
 /* 2^x (MUFU.EX2; 2^-inf = 0). */

@@ -157,13 +157,15 @@
 /* Shared memory of the FAST f32 kernel (kernels/ffma_attention.cuh, FFMA):
  * Q [64][DB+4], K and V [64][DB+4], P [64][68], float. */
 #define OPP__FFMA_SMEM_BYTES(DB) (((size_t)3 * 64 * ((DB) + 4) + (size_t)64 * 68) * 4)
+/* Its threads: 16 per tile row group; 8 rows a thread at DB 64, 4 above. */
+#define OPP__FFMA_THREADS(DB) ((DB) <= 64 ? 128 : 256)
 
 /* The FAST kernel for f32 storage (kernels/ffma_attention.cuh: CUDA cores,
  * fp32 throughout), sm_80 on; D, Dv and strides multiples of 4 (16-byte
  * loads and stores). One translation unit per bucket (ffma_d<DB>.cu). The
  * DB 256 tile needs 212 KB of shared memory: 9.0 only (else EXACT). */
 #define OPP__FFMA_D64_KERNELS(X) \
-    X(ffma_f32_d64, FAST, F32, 64, 4, 80, 64, 64, 256, OPP__FFMA_SMEM_BYTES(64))
+    X(ffma_f32_d64, FAST, F32, 64, 4, 80, 64, 64, 128, OPP__FFMA_SMEM_BYTES(64))
 #define OPP__FFMA_D128_KERNELS(X) \
     X(ffma_f32_d128, FAST, F32, 128, 4, 80, 64, 64, 256, OPP__FFMA_SMEM_BYTES(128))
 #define OPP__FFMA_D256_KERNELS(X) \
