@@ -589,8 +589,13 @@ static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t
     ca.lse = a.lse;
     ca.lse_head = a.lse_head;
     ca.lse_batch = a.lse_batch;
+    /* grid.y: 128-element chunks of an item's ts G rows x Dv / 2 column
+     * pairs (at most 64 x 128 / 128), so that a small batch with many
+     * splits still has a thread per element */
     const int64_t cblocks = (int64_t)a.batch * a.hkv;
-    const unsigned cgrid = cblocks < 0x7FFFFFFF ? (unsigned)cblocks : 0x7FFFFFFFu;
+    const int64_t chunks = (ts_max * a.g * (a.dv / 2) + 127) / 128;
+    const dim3 cgrid(cblocks < 0x7FFFFFFF ? (unsigned)cblocks : 0x7FFFFFFFu,
+                     chunks > 1 ? (unsigned)chunks : 1u);
     flash_combine_kernel<DT><<<cgrid, 128, 0, (cudaStream_t)stream>>>(ca, rec);
     OPP_CUDA_TRY(cudaGetLastError());
     return OPP_STATUS_SUCCESS;
@@ -640,7 +645,8 @@ static inline flash_args flash_args_init(const opp__problem_t *p, const opp__pla
  * shared memory (the attribute is set once per device). When the plan has
  * split partials (and DB <= OPP__SPLIT_DMAX), then the split kernel over
  * ceil(max_seqlen_kv / S) * B * Hkv items with the BM = OPP__SPLIT_ROWS,
- * 4-warp tile, and the combine on B * Hkv blocks of 128 threads; all three
+ * 4-warp tile, and the combine on B * Hkv x ceil(ts G Dv / 256) blocks of
+ * 128 threads (ts = min(max_seqlen_q, 64 / G)); all three
  * on `stream`, in that order. */
 template <int DT, class C>
 static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *plan,

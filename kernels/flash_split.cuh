@@ -103,8 +103,10 @@ struct flash_combine_args {
     int64_t lse_head, lse_batch;
 };
 
-/* One combine item, sequence b and kv head hk, by the whole block: for
- * each of its G ts split rows and Dv columns, O = sum_s w_s O_s / sum_s w_s l_s
+/* One combine item, sequence b and kv head hk, by the gridDim.y blocks of
+ * its column blockIdx.y (each takes every gridDim.y-th 128-element chunk of
+ * the item's column pairs): for each of its G ts split rows and Dv
+ * columns, O = sum_s w_s O_s / sum_s w_s l_s
  * with w_s = 2^(mu_s - M), M = max_s mu_s, in ascending s; LSE =
  * (M + log2 L) ln 2; a row that saw no key (M = -inf) gets O = 0 and
  * LSE = -inf. red: 32 int64 of shared memory. */
@@ -131,16 +133,23 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
     }
     uint16_t *og = (uint16_t *)a.out.ptr + ob;
     const int32_t half = a.dv / 2; /* columns go in pairs (Dv is a multiple of 8) */
-    for (int64_t e = threadIdx.x; e < nrows * half; e += blockDim.x) {
+    const int64_t step = (int64_t)gridDim.y * blockDim.x;
+    for (int64_t e = (int64_t)blockIdx.y * blockDim.x + threadIdx.x; e < nrows * half; e += step) {
         const int32_t r = (int32_t)(e / half), c = 2 * (int32_t)(e % half);
         const int32_t ti = r / a.g, h = hk * a.g + (r - ti * a.g); /* split token ti */
         const int64_t t = (int64_t)lq - ts + ti;                   /* its token */
+        /* unrolled by 8: the loads of 8 splits issue together (one after
+         * another, ns splits cost ns L2 round trips: the time of long-KV,
+         * small-batch decode); the max and the sums still take the splits
+         * in ascending s */
         float mx = -INFINITY;
+#pragma unroll 8
         for (int32_t s = 0; s < ns; ++s) {
             mx = fmaxf(mx, a.part_ml[(off + (int64_t)s * ts + ti) * hq + h].x);
         }
         float l = 0.0f, o0 = 0.0f, o1 = 0.0f;
         if (mx != -INFINITY) {
+#pragma unroll 8
             for (int32_t s = 0; s < ns; ++s) {
                 const int64_t prow = (off + (int64_t)s * ts + ti) * hq + h;
                 const float2 ml = a.part_ml[prow];
@@ -162,8 +171,9 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
     __syncthreads(); /* red is reused by the block's next item */
 }
 
-/* grid: blocks of 128 threads striding over the batch * hkv items
- * (sequence, kv head); rec: the guard record, read first. */
+/* grid: blocks of 128 threads, grid.x striding over the batch * hkv items
+ * (sequence, kv head), grid.y splitting each item's elements (rows x column
+ * pairs) into 128-element chunks; rec: the guard record, read first. */
 template <int DT>
 static __global__ void __launch_bounds__(128)
     flash_combine_kernel(const flash_combine_args a, const opp__guard_record_t *rec) {
