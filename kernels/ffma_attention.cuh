@@ -331,7 +331,7 @@ static __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 
 // --- launcher
 
-/* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of 256 threads,
+/* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of C::THREADS (128 at DB 64, else 256),
  * items = ceil(max_seqlen_q * G / 64) * B * Hkv, C::SMEM_BYTES of dynamic
  * shared memory (the attribute is set once per device), on `stream`. */
 template <class C>
