@@ -15,7 +15,7 @@
 #     throughput from ncu's CSV (a fake ncu on PATH writes it);
 #   - --help, and the errors (exit 2 and the message) of a missing --only, a
 #     bad --rounds, an unknown option and a missing --workloads file; and of
-#     tools/gpu_stage.sh's bad --ab / --ab-bench arguments;
+#     tools/gpu_stage.sh's bad --ab / --ab-bench / --tests arguments;
 #   - bench/decode_probes.json passes oppbench's workload schema (oppbench
 #     --list, no GPU): its four workloads, L_q up to 16 for the speculative
 #     ones and both L_q 1 and 512 in the mixed one.
@@ -190,6 +190,12 @@ check_err "--ab needs NAME=REF (NAME: letters, digits, _ . -), got 'bad'" bash "
 check_err "--ab-bench needs NAME=REF" bash "$stage_src" --ab-bench
 check_err "--ab this: a second build of that name, or 'this'" bash "$stage_src" --ab this=main
 check_err "--ab-bench x: a second build of that name" bash "$stage_src" --ab x=main --ab-bench x=main
+# and its --tests list (refused before anything is built, like --ab)
+check_err "--tests needs NAME[,NAME] (test binaries of //tests), got 'a b'" bash "$stage_src" \
+    --tests 'a b'
+check_err "--tests needs NAME[,NAME] (test binaries of //tests), got 'a,,b'" bash "$stage_src" \
+    --tests a,,b
+check_err "--tests needs NAME[,NAME] (test binaries of //tests), got ''" bash "$stage_src" --tests
 
 # --- bench/decode_probes.json
 out=$("$oppbench" --list --workloads "$probes" 2>&1) || fail "oppbench --list rejects $probes: $out"

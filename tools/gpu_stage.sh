@@ -21,6 +21,13 @@
 #                                            a clean build's time without one
 #   bash tools/gpu_stage.sh --ab-bench NAME=REF  the same with oppbench alone (~2.2 MiB:
 #                                            a build whose tests already ran)
+#   bash tools/gpu_stage.sh --tests T1,T2    build and stage only these test binaries
+#                                            of //tests (e.g. fast_gpu_test,ffma_gpu_test):
+#                                            room for more --ab builds under the 64 MiB
+#                                            (four --ab builds and every test do not fit);
+#                                            run_all.sh then runs only these, and its
+#                                            --sanitize / --sanitize-full need
+#                                            device_guard_test among them
 #
 # What it builds: every cc_test of //tests (bazel query 'kind(cc_test,
 # //tests:all)'; CPU tests too, they are cheap), //bench:oppbench and
@@ -72,6 +79,7 @@ allow_missing=0
 testdata=1
 ab=()      # NAME=REF of --ab / --ab-bench
 ab_tests=() # 1: with fast_gpu_test (--ab), 0: oppbench alone (--ab-bench)
+tests_only="" # --tests: comma-separated test names
 while [ $# -gt 0 ]; do
     a=$1
     shift
@@ -90,6 +98,14 @@ while [ $# -gt 0 ]; do
         }
         ab+=("$1")
         if [ "$a" = --ab ]; then ab_tests+=(1); else ab_tests+=(0); fi
+        shift
+        ;;
+    --tests)
+        [ $# -gt 0 ] && [[ $1 =~ ^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$ ]] || {
+            echo "gpu_stage: --tests needs NAME[,NAME] (test binaries of //tests), got '${1:-}'" >&2
+            exit 2
+        }
+        tests_only=$1
         shift
         ;;
     -h | --help)
@@ -113,6 +129,14 @@ die() {
 # Bazel's runfiles arguments, and CI runs them; fuzz/README.md)
 mapfile -t TESTS < <(bazel query 'kind(cc_test, //tests:all)' 2>/dev/null | grep -v '^//tests:fuzz_.*_replay_test$' | sort)
 [ ${#TESTS[@]} -gt 0 ] || die "bazel query found no cc_test in //tests"
+if [ -n "$tests_only" ]; then
+    all=" ${TESTS[*]} "
+    TESTS=()
+    for t in ${tests_only//,/ }; do
+        [[ $all == *" //tests:$t "* ]] || die "--tests: //tests:$t is not a test binary gpu_stage stages"
+        TESTS+=("//tests:$t")
+    done
+fi
 TARGETS=("${TESTS[@]}" //bench:oppbench //tools:oppcheck)
 echo "gpu_stage: ${#TESTS[@]} test binaries + oppbench + oppcheck"
 
