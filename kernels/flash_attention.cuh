@@ -22,18 +22,19 @@
  * of 16 bytes per row makes every ldmatrix phase conflict-free). K and V
  * have one buffer each; V of block j loads while S = Q K_j^T runs, K of
  * block j+1 while the softmax and O += P V_j run (FlashAttention-2's
- * schedule). Inside each product the ldmatrix fragments of the next
- * (k16 step, n8 pair) group load while the current group's mma run, with
- * no branch between them (a product past D or Dv is predicated off, its
- * load reads the tile's zero columns), so ptxas keeps the loads ahead and
- * no mma waits on a fresh shared-memory read. In the main kernel every warp runs every barrier at the same
- * __syncthreads (none in a branch), and the math of rows past the sequence
- * too (never stored): skipping it in a branch put the warps on different
- * barriers (synccheck) and, at the same barrier, cost registers and spills.
- * The split kernel alone skips it (a decode tile uses G of its 64 rows):
- * warps with no split row run only the loads, in a loop of their own whose
- * barriers are barrier.sync without .aligned (flash_block_sync), which may
- * be met from different instructions (flash_tile).
+ * schedule). Inside each product the ldmatrix fragments of the next (k16
+ * step, n8 pair) group load while the current group's mma run, with no
+ * branch between them (a product past D or Dv is predicated off, its load
+ * reads the tile's zero columns), so ptxas keeps the loads ahead and no
+ * mma waits on a fresh shared-memory read. In the main kernel every warp
+ * runs every barrier at the same __syncthreads (none in a branch), and the
+ * math of rows past the sequence too (never stored): skipping it in a
+ * branch put the warps on different barriers (synccheck) and, at the same
+ * barrier, cost registers and spills. The split kernel alone skips it (a
+ * decode tile uses G of its 64 rows): warps with no split row run only the
+ * loads, in a loop of their own whose barriers are barrier.sync without
+ * .aligned (flash_block_sync), which may be met from different
+ * instructions (flash_tile).
  * Softmax: p = 2^(x sl - max sl) with x the raw score and sl = scale
  * log2(e) (one FFMA and one MUFU.EX2 per score), or with softcap c first
  * x = c log2(e) tanh(x scale / c) and sl = 1 (before any mask); masked keys
@@ -581,7 +582,9 @@ template <int DT, class C>
 static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
                                        const opp__guard_record_t *rec, struct CUstream_st *stream,
                                        bool after_hopper) {
-    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, C::BN, 4> S;
+    /* BN 64 whatever C's (the narrow tile is a warp per 16 keys): a split
+     * row never runs on C's tile, so its key-block grid is its own */
+    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, 64, 4> S;
     flash_args sa = a;
     sa.n_mb = 1;
     sa.items =
