@@ -22,14 +22,19 @@
  * of 16 bytes per row makes every ldmatrix phase conflict-free). K and V
  * have one buffer each; V of block j loads while S = Q K_j^T runs, K of
  * block j+1 while the softmax and O += P V_j run (FlashAttention-2's
- * schedule). In the main kernel every warp runs every barrier at the same
- * __syncthreads (none in a branch), and the math of rows past the sequence
- * too (never stored): skipping it in a branch put the warps on different
- * barriers (synccheck) and, at the same barrier, cost registers and spills.
- * The split kernel alone skips it (a decode tile uses G of its 64 rows):
- * warps with no split row run only the loads, in a loop of their own whose
- * barriers are barrier.sync without .aligned (flash_block_sync), which may
- * be met from different instructions (flash_tile).
+ * schedule). Inside each product the ldmatrix fragments of the next (k16
+ * step, n8 pair) group load while the current group's mma run, with no
+ * branch between them (a product past D or Dv is predicated off, its load
+ * reads the tile's zero columns), so ptxas keeps the loads ahead and no
+ * mma waits on a fresh shared-memory read. In the main kernel every warp
+ * runs every barrier at the same __syncthreads (none in a branch), and the
+ * math of rows past the sequence too (never stored): skipping it in a
+ * branch put the warps on different barriers (synccheck) and, at the same
+ * barrier, cost registers and spills. The split kernel alone skips it (a
+ * decode tile uses G of its 64 rows): warps with no split row run only the
+ * loads, in a loop of their own whose barriers are barrier.sync without
+ * .aligned (flash_block_sync), which may be met from different
+ * instructions (flash_tile).
  * Softmax: p = 2^(x sl - max sl) with x the raw score and sl = scale
  * log2(e) (one FFMA and one MUFU.EX2 per score), or with softcap c first
  * x = c log2(e) tanh(x scale / c) and sl = 1 (before any mask); masked keys
@@ -298,24 +303,37 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
         }
+        /* the (k16 step, key pair) groups in order; each group's fragments
+         * load one group ahead, under the previous group's products (no
+         * branch between a load and its use, so ptxas keeps it there);
+         * steps past D multiply nothing (their products are skipped, their
+         * loads read the zero columns of the tile) */
+        constexpr int NB = C::BN / 16, KT = C::DB / 16 * NB;
+        uint32_t qa[2][C::MT][4], kf[2][4];
 #pragma unroll
-        for (int ks = 0; ks < C::DB / 16; ++ks) {
-            if (ks * 16 >= a.d) {
-                break; /* uniform: the rest of the bucket is zeros */
+        for (int i = 0; i < C::MT; ++i) {
+            flash_ldmatrix_x4(qa[0][i], q_lane + i * 16 * C::PITCH * 2);
+        }
+        flash_ldmatrix_x4(kf[0], k_lane);
+#pragma unroll
+        for (int t = 0; t < KT; ++t) {
+            const int ks = t / NB, n2 = t % NB;
+            if (t + 1 < KT) {
+                const int ks1 = (t + 1) / NB, n21 = (t + 1) % NB;
+                if (n21 == 0) {
+#pragma unroll
+                    for (int i = 0; i < C::MT; ++i) {
+                        flash_ldmatrix_x4(qa[ks1 & 1][i],
+                                          q_lane + (i * 16 * C::PITCH + ks1 * 16) * 2);
+                    }
+                }
+                flash_ldmatrix_x4(kf[(t + 1) & 1], k_lane + (n21 * 16 * C::PITCH + ks1 * 16) * 2);
             }
-            uint32_t qa[C::MT][4];
-#pragma unroll
-            for (int i = 0; i < C::MT; ++i) {
-                flash_ldmatrix_x4(qa[i], q_lane + (i * 16 * C::PITCH + ks * 16) * 2);
-            }
-#pragma unroll
-            for (int n2 = 0; n2 < C::BN / 16; ++n2) {
-                uint32_t kf[4];
-                flash_ldmatrix_x4(kf, k_lane + (n2 * 16 * C::PITCH + ks * 16) * 2);
+            if (ks * 16 < a.d) { /* uniform */
 #pragma unroll
                 for (int i = 0; i < C::MT; ++i) {
-                    flash_mma<DT>(s[i][2 * n2], qa[i], kf[0], kf[1]);
-                    flash_mma<DT>(s[i][2 * n2 + 1], qa[i], kf[2], kf[3]);
+                    flash_mma<DT>(s[i][2 * n2], qa[ks & 1][i], kf[t & 1][0], kf[t & 1][1]);
+                    flash_mma<DT>(s[i][2 * n2 + 1], qa[ks & 1][i], kf[t & 1][2], kf[t & 1][3]);
                 }
             }
         }
@@ -342,6 +360,10 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             }
         }
         load_k_step(j);
+        /* V_j landed: its first fragments load under the softmax */
+        constexpr int ND = C::DB / 16;
+        uint32_t vf[2][4];
+        flash_ldmatrix_x4_trans(vf[0], v_lane);
 
         /* online softmax; P into s. alpha is exactly 1 when a row's max did
          * not change, so a block a row does not see changes none of its bits,
@@ -376,20 +398,22 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             }
         }
 
-        /* O += P V_j */
+        /* O += P V_j: the (k16 step, column pair) groups in order, V's
+         * fragments one group ahead as above; pairs past Dv are skipped */
+        constexpr int VT = NB * ND;
 #pragma unroll
-        for (int kk = 0; kk < C::BN / 16; ++kk) {
-#pragma unroll
-            for (int n2 = 0; n2 < C::DB / 16; ++n2) {
-                if (n2 * 16 >= a.dv) {
-                    break; /* uniform */
-                }
-                uint32_t vf[4];
-                flash_ldmatrix_x4_trans(vf, v_lane + (kk * 16 * C::PITCH + n2 * 16) * 2);
+        for (int t = 0; t < VT; ++t) {
+            const int kk = t / ND, n2 = t % ND;
+            if (t + 1 < VT) {
+                flash_ldmatrix_x4_trans(vf[(t + 1) & 1],
+                                        v_lane +
+                                            ((t + 1) / ND * 16 * C::PITCH + (t + 1) % ND * 16) * 2);
+            }
+            if (n2 * 16 < a.dv) { /* uniform */
 #pragma unroll
                 for (int i = 0; i < C::MT; ++i) {
-                    flash_mma<DT>(o[i][2 * n2], pa[i][kk], vf[0], vf[1]);
-                    flash_mma<DT>(o[i][2 * n2 + 1], pa[i][kk], vf[2], vf[3]);
+                    flash_mma<DT>(o[i][2 * n2], pa[i][kk], vf[t & 1][0], vf[t & 1][1]);
+                    flash_mma<DT>(o[i][2 * n2 + 1], pa[i][kk], vf[t & 1][2], vf[t & 1][3]);
                 }
             }
         }
@@ -558,7 +582,9 @@ template <int DT, class C>
 static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
                                        const opp__guard_record_t *rec, struct CUstream_st *stream,
                                        bool after_hopper) {
-    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, C::BN, 4> S;
+    /* BN 64 whatever C's (the narrow tile is a warp per 16 keys): a split
+     * row never runs on C's tile, so its key-block grid is its own */
+    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, 64, 4> S;
     flash_args sa = a;
     sa.n_mb = 1;
     sa.items =

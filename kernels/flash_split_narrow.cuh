@@ -127,6 +127,14 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         flash_smem_addr(sv + ((lane & 7) + ((lane >> 3) & 1) * 8) * C::PITCH + (lane >> 4) * 8);
     const uint32_t p_lane = flash_smem_addr(ps + (lane & 15) * L::PS_PITCH + (lane >> 4) * 8);
     const uint32_t q_lane = flash_smem_addr(sq + (lane & 15) * C::PITCH + (lane >> 4) * 8);
+    /* V's column pairs of this warp (a pair past the tile, whose products
+     * are skipped, reads the tile's last pair: no load leaves V) */
+    uint32_t v_col[L::NQ];
+#pragma unroll
+    for (int q = 0; q < L::NQ; ++q) {
+        const int n2 = warp * L::NQ + q;
+        v_col[q] = v_lane + (n2 < C::DB / 16 ? n2 : C::DB / 16 - 1) * 16 * 2;
+    }
 
     for (int32_t j = jb; j < je; ++j) {
         flash_cp_async_wait<0>();
@@ -136,16 +144,23 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
 
         /* A: S for this warp's 16 keys (the split tile's n-tiles 2 warp, 2 warp + 1) */
         float s[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+        /* k16 steps in order, each step's fragments loaded one step ahead
+         * (as in flash_tile; steps past D multiply nothing) */
+        constexpr int KS = C::DB / 16;
+        uint32_t qa[2][4], kf[2][4];
+        flash_ldmatrix_x4(qa[0], q_lane);
+        flash_ldmatrix_x4(kf[0], k_lane + warp * 16 * C::PITCH * 2);
 #pragma unroll
-        for (int ks = 0; ks < C::DB / 16; ++ks) {
-            if (ks * 16 >= a.d) {
-                break; /* uniform: the rest of the bucket is zeros */
+        for (int ks = 0; ks < KS; ++ks) {
+            if (ks + 1 < KS) {
+                flash_ldmatrix_x4(qa[(ks + 1) & 1], q_lane + (ks + 1) * 16 * 2);
+                flash_ldmatrix_x4(kf[(ks + 1) & 1],
+                                  k_lane + (warp * 16 * C::PITCH + (ks + 1) * 16) * 2);
             }
-            uint32_t qa[4], kf[4];
-            flash_ldmatrix_x4(qa, q_lane + ks * 16 * 2);
-            flash_ldmatrix_x4(kf, k_lane + (warp * 16 * C::PITCH + ks * 16) * 2);
-            flash_mma<DT>(s[0], qa, kf[0], kf[1]);
-            flash_mma<DT>(s[1], qa, kf[2], kf[3]);
+            if (ks * 16 < a.d) { /* uniform */
+                flash_mma<DT>(s[0], qa[ks & 1], kf[ks & 1][0], kf[ks & 1][1]);
+                flash_mma<DT>(s[1], qa[ks & 1], kf[ks & 1][2], kf[ks & 1][3]);
+            }
         }
         if (a.cap_log2 != 0.0f) {
             flash_softcap(s, a.cap_log2, a.cap_scale);
@@ -217,21 +232,26 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
             flash_rescale_rows(o, alpha);
         }
-        /* O += P V_j on this warp's columns, k16 steps in order */
+        /* O += P V_j on this warp's columns: the (k16 step, column pair)
+         * groups in order, fragments one group ahead */
+        constexpr int VT = C::BN / 16 * L::NQ;
+        uint32_t pa[2][4], vf[2][4];
+        flash_ldmatrix_x4(pa[0], p_lane);
+        flash_ldmatrix_x4_trans(vf[0], v_col[0]);
 #pragma unroll
-        for (int kk = 0; kk < C::BN / 16; ++kk) {
-            uint32_t pa[4];
-            flash_ldmatrix_x4(pa, p_lane + kk * 16 * 2);
-#pragma unroll
-            for (int q = 0; q < L::NQ; ++q) {
-                const int n2 = warp * L::NQ + q;
-                if (n2 >= C::DB / 16 || n2 * 16 >= a.dv) {
-                    break; /* uniform */
+        for (int t = 0; t < VT; ++t) {
+            const int kk = t / L::NQ, q = t % L::NQ;
+            if (t + 1 < VT) {
+                const int kk1 = (t + 1) / L::NQ, q1 = (t + 1) % L::NQ;
+                if (q1 == 0) {
+                    flash_ldmatrix_x4(pa[kk1 & 1], p_lane + kk1 * 16 * 2);
                 }
-                uint32_t vf[4];
-                flash_ldmatrix_x4_trans(vf, v_lane + (kk * 16 * C::PITCH + n2 * 16) * 2);
-                flash_mma<DT>(o[2 * q], pa, vf[0], vf[1]);
-                flash_mma<DT>(o[2 * q + 1], pa, vf[2], vf[3]);
+                flash_ldmatrix_x4_trans(vf[(t + 1) & 1], v_col[q1] + kk1 * 16 * C::PITCH * 2);
+            }
+            const int n2 = warp * L::NQ + q;
+            if (n2 < C::DB / 16 && n2 * 16 < a.dv) { /* uniform */
+                flash_mma<DT>(o[2 * q], pa[kk & 1], vf[t & 1][0], vf[t & 1][1]);
+                flash_mma<DT>(o[2 * q + 1], pa[kk & 1], vf[t & 1][2], vf[t & 1][3]);
             }
         }
     }

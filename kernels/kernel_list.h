@@ -83,14 +83,17 @@
  * one translation unit per head-size bucket (kernels/flash_d<DB>.cu). D and
  * Dv must be multiples of 8 (16-byte loads) and at most DB; the first
  * bucket that fits both is used. BM = 128 rows (4 warps x 2 m16 tiles up
- * to DB 128, 8 warps x 1 above); BN = 64 keys (32 for the 99 KB DB 256 tile). The
+ * to DB 128, 8 warps x 1 above); BN = 64 keys (32 for the 99 KB DB 256 tile),
+ * 128 at DB 64 (as FlashAttention-2's D 64 tile: on an H200 encoder_mha_f16
+ * 2 % and sweep_d64_noncausal_L1024 7 % faster than BN 64, bench/RESULTS.md,
+ * fifteenth session). The split launch's tile keeps BN 64 at every DB. The
  * _bm64 tiles are the 99 KB GPUs' (sm_86, sm_89) for DB 192 and 256. */
 #define OPP__FLASH_D32_KERNELS(X)                                                            \
     X(flash_f16_d32, FAST, F16, 32, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64)) \
     X(flash_bf16_d32, FAST, BF16, 32, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64))
-#define OPP__FLASH_D64_KERNELS(X)                                                            \
-    X(flash_f16_d64, FAST, F16, 64, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(64, 128, 64)) \
-    X(flash_bf16_d64, FAST, BF16, 64, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(64, 128, 64))
+#define OPP__FLASH_D64_KERNELS(X)                                                              \
+    X(flash_f16_d64, FAST, F16, 64, 8, 80, 128, 128, 128, OPP__FLASH_SMEM_BYTES(64, 128, 128)) \
+    X(flash_bf16_d64, FAST, BF16, 64, 8, 80, 128, 128, 128, OPP__FLASH_SMEM_BYTES(64, 128, 128))
 #define OPP__FLASH_D96_KERNELS(X)                                                            \
     X(flash_f16_d96, FAST, F16, 96, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(96, 128, 64)) \
     X(flash_bf16_d96, FAST, BF16, 96, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(96, 128, 64))
