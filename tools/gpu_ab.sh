@@ -112,7 +112,9 @@ run() { # run LABEL CMD...: output to ab.log; returns the exit status
 }
 
 for i in "${!names[@]}"; do
-    say "ab: build ${names[$i]} = commit ${commits[$i]:-unknown}"
+    kind=""
+    [ ! -f "$STAGE/ab/${names[$i]}/PORTABLE" ] || kind=" (portable: the Hopper rows left out)"
+    say "ab: build ${names[$i]} = commit ${commits[$i]:-unknown}$kind"
 done
 if [ $tests -eq 1 ]; then
     for i in "${!names[@]}"; do
