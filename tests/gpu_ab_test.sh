@@ -15,18 +15,25 @@
 #     throughput from ncu's CSV (a fake ncu on PATH writes it);
 #   - --help, and the errors (exit 2 and the message) of a missing --only, a
 #     bad --rounds, an unknown option and a missing --workloads file; and of
-#     tools/gpu_stage.sh's bad --ab / --ab-bench / --tests arguments;
+#     tools/gpu_stage.sh's bad --ab / --ab-bench / --ab-portable / --tests
+#     arguments;
+#   - a build staged by --ab-portable is labelled portable in ab.txt, and
+#     tools/portable_rows.sh removes exactly the three Hopper lines of the
+#     tree's kernels/kernel_list.h, refusing (unchanged, exit 2) a file
+#     without them, with one twice, or missing;
 #   - bench/decode_probes.json passes oppbench's workload schema (oppbench
 #     --list, no GPU): its four workloads, L_q up to 16 for the speculative
 #     ones and both L_q 1 and 512 in the mixed one.
 # Usage (from Bazel): gpu_ab_test.sh <gpu_ab.sh> <gpu_unpack.sh> <oppbench> <decode_probes.json>
-#                     <gpu_stage.sh>
+#                     <gpu_stage.sh> <portable_rows.sh> <kernels/kernel_list.h>
 set -u
 ab_src=$1
 unpack_src=$2
 oppbench=$3
 probes=$4
 stage_src=$5
+portable_src=$6
+kernel_list=$7
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() {
@@ -80,8 +87,17 @@ grep -q '^| workload | this | alt | alt / this |$' "$T/out/ab.txt" ||
 grep -q '^| w1 | 1.0000 1.0000 | 1.5000 1.5000 | 1.500 |$' "$T/out/ab.txt" ||
     fail "wrong row in ab.txt: $(cat "$T/out/ab.txt")"
 grep -q 'ab: build this = commit 0123456789' "$T/out/ab.txt" || fail "no commit of stage/ in ab.txt"
-grep -q 'ab: build alt = commit fedcba9876' "$T/out/ab.txt" || fail "no commit of the ab build"
+grep -q 'ab: build alt = commit fedcba9876$' "$T/out/ab.txt" || fail "no commit of the ab build"
 grep -q '^| w1 |' "$T/stdout.txt" || fail "the table is not on stdout"
+
+# a build staged by --ab-portable (its PORTABLE file) is labelled so
+echo "--ab-portable: the Hopper rows left out" >"$S/ab/alt/PORTABLE"
+OUT=$T/outp bash "$S/ab.sh" --only w1 --rounds 1 >/dev/null 2>&1
+grep -q 'ab: build alt = commit fedcba9876 (portable: the Hopper rows left out)$' \
+    "$T/outp/ab.txt" || fail "a portable build is not labelled: $(head -3 "$T/outp/ab.txt")"
+grep -q 'ab: build this = commit 0123456789$' "$T/outp/ab.txt" ||
+    fail "the tree's build is labelled portable: $(head -3 "$T/outp/ab.txt")"
+rm -f "$S/ab/alt/PORTABLE"
 
 # a run that did not validate: its median shows as nan, not as a time
 fake 1.5 false >"$S/ab/alt/oppbench"
@@ -190,6 +206,29 @@ check_err "--ab needs NAME=REF (NAME: letters, digits, _ . -), got 'bad'" bash "
 check_err "--ab-bench needs NAME=REF" bash "$stage_src" --ab-bench
 check_err "--ab this: a second build of that name, or 'this'" bash "$stage_src" --ab this=main
 check_err "--ab-bench x: a second build of that name" bash "$stage_src" --ab x=main --ab-bench x=main
+check_err "--ab-portable needs NAME=REF (NAME: letters, digits, _ . -), got 'x'" \
+    bash "$stage_src" --ab-portable x
+check_err "--ab-portable p: a second build of that name" bash "$stage_src" --ab p=main \
+    --ab-portable p=main
+
+# tools/portable_rows.sh (what --ab-portable runs in its worktree) on the
+# tree's kernel_list.h: exactly the three Hopper lines go, every other line
+# stays; a second pass, or a list of another shape, is refused unchanged
+cp "$kernel_list" "$T/kl.h"
+bash "$portable_src" "$T/kl.h" || fail "portable_rows.sh refused the tree's kernel_list.h"
+removed=$(diff "$kernel_list" "$T/kl.h" | grep '^<' | tr -s ' ' | tr '\n' '|')
+[ "$removed" = '< OPP__HOPPER_D64_KERNELS(X) \|< OPP__HOPPER_D128_KERNELS(X) \|< OPP__HOPPER_D256_KERNELS(X) \|' ] ||
+    fail "portable_rows.sh removed [$removed]"
+[ "$(diff "$kernel_list" "$T/kl.h" | grep -c '^>')" -eq 0 ] || fail "portable_rows.sh added lines"
+grep -q 'OPP__FLASH_D128_KERNELS(X)' "$T/kl.h" || fail "the flash rows went too"
+cp "$T/kl.h" "$T/kl2.h"
+check_err "holds 0 of the 3 Hopper lines of OPP__FAST_KERNELS (expected 3): not changed" \
+    bash "$portable_src" "$T/kl2.h"
+cmp -s "$T/kl.h" "$T/kl2.h" || fail "a refused file was changed"
+sed 's/^    OPP__HOPPER_D128_KERNELS(X) \\$/    OPP__HOPPER_D64_KERNELS(X) \\/' "$kernel_list" >"$T/kl3.h"
+check_err "OPP__HOPPER_D64_KERNELS(X) not listed exactly once: not changed" \
+    bash "$portable_src" "$T/kl3.h"
+check_err "$T/none.h: no such file" bash "$portable_src" "$T/none.h"
 # and its --tests list (refused before anything is built, like --ab)
 check_err "--tests needs NAME[,NAME] (test binaries of //tests), got 'a b'" bash "$stage_src" \
     --tests 'a b'

@@ -38,6 +38,9 @@
 # goes to stdout as each turn ends, so a command cut off at its limit still
 # shows what it measured. The device call returns at most 8 files: run
 # run_all.sh in another command, or with OUT pointing to a subfolder.
+# A build staged by `gpu_stage.sh --ab-portable` (its PORTABLE file: the
+# Hopper rows left out, so the portable flash kernel serves FAST on 9.0)
+# is labelled "portable" in ab.log / ab.txt.
 # Exit status: 0 when every run validated and every test passed.
 set -uo pipefail
 
@@ -112,7 +115,9 @@ run() { # run LABEL CMD...: output to ab.log; returns the exit status
 }
 
 for i in "${!names[@]}"; do
-    say "ab: build ${names[$i]} = commit ${commits[$i]:-unknown}"
+    kind=""
+    [ ! -f "$STAGE/ab/${names[$i]}/PORTABLE" ] || kind=" (portable: the Hopper rows left out)"
+    say "ab: build ${names[$i]} = commit ${commits[$i]:-unknown}$kind"
 done
 if [ $tests -eq 1 ]; then
     for i in "${!names[@]}"; do

@@ -21,6 +21,11 @@
 #                                            a clean build's time without one
 #   bash tools/gpu_stage.sh --ab-bench NAME=REF  the same with oppbench alone (~2.2 MiB:
 #                                            a build whose tests already ran)
+#   bash tools/gpu_stage.sh --ab-portable NAME=REF  as --ab, with the Hopper rows left
+#                                            out of the worktree's dispatch list
+#                                            (tools/portable_rows.sh): the portable
+#                                            flash kernel's figures on an H100 / H200
+#                                            (bench/README.md); stage/ab/NAME/PORTABLE
 #   bash tools/gpu_stage.sh --tests T1,T2    build and stage only these test binaries
 #                                            of //tests (e.g. fast_gpu_test,ffma_gpu_test):
 #                                            room for more --ab builds under the 64 MiB
@@ -56,7 +61,8 @@
 #   stage/ab.sh              copied from tools/gpu_ab.sh: this build against the
 #                            --ab builds, timed in turns, in one device command
 #   stage/ab/NAME/           oppbench.xz, fast_gpu_test.xz, COMMIT (--ab NAME=REF;
-#                            --ab-bench: oppbench.xz, COMMIT, BENCH_ONLY)
+#                            --ab-bench: oppbench.xz, COMMIT, BENCH_ONLY;
+#                            --ab-portable: as --ab, and PORTABLE)
 #   stage/unpack.sh          copied from tools/gpu_unpack.sh: the unpacking both use
 #   stage/STAGE_INFO.txt     commit, dirty files, date, sizes
 # On the GPU machine (device tool), from the repo root, with carry ["stage"]:
@@ -77,8 +83,9 @@ STAGE=$ROOT/stage
 build=1
 allow_missing=0
 testdata=1
-ab=()      # NAME=REF of --ab / --ab-bench
-ab_tests=() # 1: with fast_gpu_test (--ab), 0: oppbench alone (--ab-bench)
+ab=()      # NAME=REF of --ab / --ab-bench / --ab-portable
+ab_tests=() # 1: with fast_gpu_test (--ab, --ab-portable), 0: oppbench alone (--ab-bench)
+ab_portable=() # 1: the Hopper rows left out (--ab-portable), else 0
 tests_only="" # --tests: comma-separated test names
 while [ $# -gt 0 ]; do
     a=$1
@@ -87,7 +94,7 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 ;;
     --allow-missing) allow_missing=1 ;;
     --no-testdata) testdata=0 ;;
-    --ab | --ab-bench)
+    --ab | --ab-bench | --ab-portable)
         [ $# -gt 0 ] && [[ $1 =~ ^[A-Za-z0-9_.-]+=.+$ ]] || {
             echo "gpu_stage: $a needs NAME=REF (NAME: letters, digits, _ . -), got '${1:-}'" >&2
             exit 2
@@ -97,7 +104,8 @@ while [ $# -gt 0 ]; do
             exit 2
         }
         ab+=("$1")
-        if [ "$a" = --ab ]; then ab_tests+=(1); else ab_tests+=(0); fi
+        if [ "$a" = --ab-bench ]; then ab_tests+=(0); else ab_tests+=(1); fi
+        if [ "$a" = --ab-portable ]; then ab_portable+=(1); else ab_portable+=(0); fi
         shift
         ;;
     --tests)
@@ -225,7 +233,13 @@ for k in "${!ab[@]}"; do
     commit=$(git rev-parse --verify --quiet "$ref^{commit}") || die "--ab $spec: no commit $ref"
     wt=$(mktemp -d)/$name
     git worktree add --detach "$wt" "$commit" >/dev/null || die "--ab $spec: git worktree add failed"
-    echo "gpu_stage: --ab $name: building $commit in $wt"
+    if [ "${ab_portable[$k]}" -eq 1 ] &&
+        ! bash "$ROOT/tools/portable_rows.sh" "$wt/kernels/kernel_list.h"; then
+        ab_remove "$wt"
+        die "--ab-portable $spec: the Hopper rows could not be left out"
+    fi
+    echo "gpu_stage: --ab $name: building $commit in $wt$([ "${ab_portable[$k]}" -eq 0 ] ||
+        echo ' (Hopper rows left out)')"
     if ! (cd "$wt" && bazel build -c opt --dynamic_mode=off "${targets[@]}"); then
         ab_remove "$wt"
         die "--ab $spec: bazel build failed"
@@ -238,6 +252,8 @@ for k in "${!ab[@]}"; do
         staged+=("$STAGE/ab/$name/${o#*/}")
     done
     [ "${ab_tests[$k]}" -eq 1 ] || echo "--ab-bench: oppbench alone" >"$STAGE/ab/$name/BENCH_ONLY"
+    [ "${ab_portable[$k]}" -eq 0 ] ||
+        echo "--ab-portable: the Hopper rows left out (tools/portable_rows.sh)" >"$STAGE/ab/$name/PORTABLE"
     echo "$commit" >"$STAGE/ab/$name/COMMIT"
     ab_remove "$wt"
 done
