@@ -177,6 +177,49 @@ __device__ __forceinline__ flash_seq flash_seq_of(const flash_args &a, int32_t b
     return s;
 }
 
+/* S += Q K^T over one key block, for the MT m16 tiles of Q at q_lane (tile
+ * i at row 16 i) and the NB 16-key pairs of K at k_lane (pair n at row
+ * 16 n), DB / 16 k16 steps; s: [MT][2 NB][4]; q_lane / k_lane: this lane's
+ * ldmatrix addresses (pitch PITCH elements). The (k16 step, key pair)
+ * groups go in order; each group's fragments load one group ahead, under
+ * the previous group's products (no branch between a load and its use, so
+ * ptxas keeps it there); steps past d multiply nothing (their products are
+ * skipped, their loads read the zero columns of the tile). Shared by the
+ * flash tile and the narrow split tile (MT 1, NB 1), so a row's products
+ * are the same instructions on both. */
+template <int DT, int DB, int MT, int NB, int PITCH>
+__device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_lane,
+                                         uint32_t k_lane, const int &d) {
+    constexpr int KT = DB / 16 * NB;
+    uint32_t qa[2][MT][4], kf[2][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+        flash_ldmatrix_x4(qa[0][i], q_lane + i * 16 * PITCH * 2);
+    }
+    flash_ldmatrix_x4(kf[0], k_lane);
+#pragma unroll
+    for (int t = 0; t < KT; ++t) {
+        const int ks = t / NB, n2 = t % NB;
+        if (t + 1 < KT) {
+            const int ks1 = (t + 1) / NB, n21 = (t + 1) % NB;
+            if (n21 == 0) {
+#pragma unroll
+                for (int i = 0; i < MT; ++i) {
+                    flash_ldmatrix_x4(qa[ks1 & 1][i], q_lane + (i * 16 * PITCH + ks1 * 16) * 2);
+                }
+            }
+            flash_ldmatrix_x4(kf[(t + 1) & 1], k_lane + (n21 * 16 * PITCH + ks1 * 16) * 2);
+        }
+        if (ks * 16 < d) { /* uniform */
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                flash_mma<DT>(s[i][2 * n2], qa[ks & 1][i], kf[t & 1][0], kf[t & 1][1]);
+                flash_mma<DT>(s[i][2 * n2 + 1], qa[ks & 1][i], kf[t & 1][2], kf[t & 1][3]);
+            }
+        }
+    }
+}
+
 /* One item: rows r0 .. r0+BM-1 of sequence b, kv head hk; with SPLIT, the
  * keys of split s of sequence b (all its rows: one m-block), partials out.
  * red: 32 int64 of shared memory (SPLIT only). */
@@ -303,40 +346,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
         }
-        /* the (k16 step, key pair) groups in order; each group's fragments
-         * load one group ahead, under the previous group's products (no
-         * branch between a load and its use, so ptxas keeps it there);
-         * steps past D multiply nothing (their products are skipped, their
-         * loads read the zero columns of the tile) */
-        constexpr int NB = C::BN / 16, KT = C::DB / 16 * NB;
-        uint32_t qa[2][C::MT][4], kf[2][4];
-#pragma unroll
-        for (int i = 0; i < C::MT; ++i) {
-            flash_ldmatrix_x4(qa[0][i], q_lane + i * 16 * C::PITCH * 2);
-        }
-        flash_ldmatrix_x4(kf[0], k_lane);
-#pragma unroll
-        for (int t = 0; t < KT; ++t) {
-            const int ks = t / NB, n2 = t % NB;
-            if (t + 1 < KT) {
-                const int ks1 = (t + 1) / NB, n21 = (t + 1) % NB;
-                if (n21 == 0) {
-#pragma unroll
-                    for (int i = 0; i < C::MT; ++i) {
-                        flash_ldmatrix_x4(qa[ks1 & 1][i],
-                                          q_lane + (i * 16 * C::PITCH + ks1 * 16) * 2);
-                    }
-                }
-                flash_ldmatrix_x4(kf[(t + 1) & 1], k_lane + (n21 * 16 * C::PITCH + ks1 * 16) * 2);
-            }
-            if (ks * 16 < a.d) { /* uniform */
-#pragma unroll
-                for (int i = 0; i < C::MT; ++i) {
-                    flash_mma<DT>(s[i][2 * n2], qa[ks & 1][i], kf[t & 1][0], kf[t & 1][1]);
-                    flash_mma<DT>(s[i][2 * n2 + 1], qa[ks & 1][i], kf[t & 1][2], kf[t & 1][3]);
-                }
-            }
-        }
+        flash_qk<DT, C::DB, C::MT, C::BN / 16, C::PITCH>(s, q_lane, k_lane, a.d);
 
         /* softcap first (before any mask), in the log2 domain: then sl = 1 */
         if (a.cap_log2 != 0.0f) {
@@ -361,7 +371,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         }
         load_k_step(j);
         /* V_j landed: its first fragments load under the softmax */
-        constexpr int ND = C::DB / 16;
+        constexpr int NB = C::BN / 16, ND = C::DB / 16;
         uint32_t vf[2][4];
         flash_ldmatrix_x4_trans(vf[0], v_lane);
 

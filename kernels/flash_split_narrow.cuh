@@ -142,26 +142,11 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         flash_load_kv<C>(sv, vg, a.v.row, a.dv, j, lkv, ld_r, ld_c);
         flash_cp_async_commit();
 
-        /* A: S for this warp's 16 keys (the split tile's n-tiles 2 warp, 2 warp + 1) */
-        float s[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-        /* k16 steps in order, each step's fragments loaded one step ahead
-         * (as in flash_tile; steps past D multiply nothing) */
-        constexpr int KS = C::DB / 16;
-        uint32_t qa[2][4], kf[2][4];
-        flash_ldmatrix_x4(qa[0], q_lane);
-        flash_ldmatrix_x4(kf[0], k_lane + warp * 16 * C::PITCH * 2);
-#pragma unroll
-        for (int ks = 0; ks < KS; ++ks) {
-            if (ks + 1 < KS) {
-                flash_ldmatrix_x4(qa[(ks + 1) & 1], q_lane + (ks + 1) * 16 * 2);
-                flash_ldmatrix_x4(kf[(ks + 1) & 1],
-                                  k_lane + (warp * 16 * C::PITCH + (ks + 1) * 16) * 2);
-            }
-            if (ks * 16 < a.d) { /* uniform */
-                flash_mma<DT>(s[0], qa[ks & 1], kf[ks & 1][0], kf[ks & 1][1]);
-                flash_mma<DT>(s[1], qa[ks & 1], kf[ks & 1][2], kf[ks & 1][3]);
-            }
-        }
+        /* A: S for this warp's 16 keys (the split tile's n-tiles 2 warp, 2 warp + 1),
+         * by the split tile's own products (flash_qk: one m16 tile, one key pair) */
+        float s1[1][2][4] = {{{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}}};
+        flash_qk<DT, C::DB, 1, 1, C::PITCH>(s1, q_lane, k_lane + warp * 16 * C::PITCH * 2, a.d);
+        float(&s)[2][4] = s1[0];
         if (a.cap_log2 != 0.0f) {
             flash_softcap(s, a.cap_log2, a.cap_scale);
         }
