@@ -684,21 +684,65 @@ static inline flash_args flash_args_init(const opp__problem_t *p, const opp__pla
  * 4-warp tile, and the combine on B * Hkv x ceil(ts G Dv / 256) blocks of
  * 128 threads (ts = min(max_seqlen_q, 64 / G)); all three
  * on `stream`, in that order. */
+/* The main launch of configuration M (a.n_mb and a.items set from its BM). */
+template <int DT, class M>
+static opp_status_t flash_enqueue_main(flash_args &a, const opp__problem_t *p,
+                                       const opp__guard_record_t *rec, struct CUstream_st *stream) {
+    a.n_mb = ((int64_t)p->max_seqlen_q * a.g + M::BM - 1) / M::BM;
+    a.items = a.n_mb * a.batch * a.hkv;
+    if (a.items > 0) {
+        static int smem_set[OPP__DEVICE_CACHE_SLOTS];
+        OPP_TRY(
+            flash_smem_once((const void *)flash_attention_kernel<DT, M>, M::SMEM_BYTES, smem_set));
+        const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
+        flash_attention_kernel<DT, M>
+            <<<grid, M::THREADS, M::SMEM_BYTES, (cudaStream_t)stream>>>(a, rec);
+        OPP_CUDA_TRY(cudaGetLastError());
+    }
+    return OPP_STATUS_SUCCESS;
+}
+
+/* The DB 256 pair tile: BM 64, four warps, the same BN as the row's BM 128
+ * tile (so the same key-block grid and the same bits), run where an SM
+ * holds two of them (227 KB GPUs, H100 / H200: two blocks of four warps
+ * instead of one of eight, as FlashAttention-2 picks for D 256 there);
+ * elsewhere (A100: one of either) the row's tile. */
+template <class C> struct flash_pair_cfg { typedef flash_cfg<C::DB, 64, C::BN, 4> type; };
+
+/* 1 when the current device's SM holds two blocks of `bytes` of dynamic
+ * shared memory (1 KB reserved a block); cache: a device cache (2: yes,
+ * 1: no). */
+static inline opp_status_t flash_two_fit(size_t bytes, int *cache, bool *fit) {
+    int dev = 0;
+    OPP_CUDA_TRY(cudaGetDevice(&dev));
+    int v = opp__device_cache_get(cache, dev);
+    if (v == 0) {
+        int per_sm = 0;
+        OPP_CUDA_TRY(
+            cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+        v = (size_t)per_sm >= 2 * (bytes + 1024) ? 2 : 1;
+        opp__device_cache_set(cache, dev, v);
+    }
+    *fit = v == 2;
+    return OPP_STATUS_SUCCESS;
+}
+
 template <int DT, class C>
 static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *plan,
                                  struct CUstream_st *stream) {
     flash_args a = flash_args_init(p, plan, C::DB);
-    a.n_mb = ((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM;
-    a.items = a.n_mb * a.batch * a.hkv;
     const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
-    if (a.items > 0) {
-        static int smem_set[OPP__DEVICE_CACHE_SLOTS];
-        OPP_TRY(
-            flash_smem_once((const void *)flash_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
-        const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
-        flash_attention_kernel<DT, C>
-            <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(a, rec);
-        OPP_CUDA_TRY(cudaGetLastError());
+    bool pair = false;
+    if constexpr (C::DB == 256 && C::BM == 128) {
+        typedef typename flash_pair_cfg<C>::type P;
+        static int fit_cache[OPP__DEVICE_CACHE_SLOTS];
+        OPP_TRY(flash_two_fit(P::SMEM_BYTES, fit_cache, &pair));
+        if (pair) {
+            OPP_TRY((flash_enqueue_main<DT, P>(a, p, rec, stream)));
+        }
+    }
+    if (!pair) {
+        OPP_TRY((flash_enqueue_main<DT, C>(a, p, rec, stream)));
     }
     if constexpr (C::DB <= OPP__SPLIT_DMAX) {
         if (a.split_on) {
