@@ -87,7 +87,13 @@
  * 128 at DB 64 (as FlashAttention-2's D 64 tile: on an H200 encoder_mha_f16
  * 2 % and sweep_d64_noncausal_L1024 7 % faster than BN 64, bench/RESULTS.md,
  * fifteenth session). The split launch's tile keeps BN 64 at every DB. The
- * _bm64 tiles are the 99 KB GPUs' (sm_86, sm_89) for DB 192 and 256. */
+ * _bm64 tiles are the 99 KB GPUs' (sm_86, sm_89) for DB 192 and 256. On a
+ * GPU whose SM holds two BM 64, BN 64 blocks of DB 256 (227 KB: H100,
+ * H200) the DB 256 BM 128 line's launcher runs that four-warp tile instead
+ * (FlashAttention-2's D 256 tile there; same BN, so the same bits:
+ * softcap_hd256_bf16 12 % faster on an H200, bench/RESULTS.md, sixteenth
+ * session); the line's fields stay the BM 128 tile's, which the row's
+ * shared-memory test uses. */
 #define OPP__FLASH_D32_KERNELS(X)                                                            \
     X(flash_f16_d32, FAST, F16, 32, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64)) \
     X(flash_bf16_d32, FAST, BF16, 32, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64))
