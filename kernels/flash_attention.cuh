@@ -187,11 +187,13 @@ __device__ __forceinline__ flash_seq flash_seq_of(const flash_args &a, int32_t b
  * skipped, their loads read the zero columns of the tile). Shared by the
  * flash tile and the narrow split tile (MT 1, NB 1), so a row's products
  * are the same instructions on both. */
-template <int DT, int DB, int MT, int NB, int PITCH>
+template <int DT, int DB, int MT, int NB, int PITCH, bool QPRE = true>
 __device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_lane,
                                          uint32_t k_lane, const int &d) {
     constexpr int KT = DB / 16 * NB;
-    uint32_t qa[2][MT][4], kf[2][4];
+    /* !QPRE: Q's fragments single-buffered, loaded at each step's first
+     * group (the split kernel's tile, capped at 128 / 168 registers) */
+    uint32_t qa[QPRE ? 2 : 1][MT][4], kf[2][4];
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
         flash_ldmatrix_x4(qa[0][i], q_lane + i * 16 * PITCH * 2);
@@ -200,9 +202,16 @@ __device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_l
 #pragma unroll
     for (int t = 0; t < KT; ++t) {
         const int ks = t / NB, n2 = t % NB;
+        const int qb = QPRE ? ks & 1 : 0;
+        if (!QPRE && n2 == 0 && ks > 0) {
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                flash_ldmatrix_x4(qa[0][i], q_lane + (i * 16 * PITCH + ks * 16) * 2);
+            }
+        }
         if (t + 1 < KT) {
             const int ks1 = (t + 1) / NB, n21 = (t + 1) % NB;
-            if (n21 == 0) {
+            if (QPRE && n21 == 0) {
 #pragma unroll
                 for (int i = 0; i < MT; ++i) {
                     flash_ldmatrix_x4(qa[ks1 & 1][i], q_lane + (i * 16 * PITCH + ks1 * 16) * 2);
@@ -213,8 +222,8 @@ __device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_l
         if (ks * 16 < d) { /* uniform */
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
-                flash_mma<DT>(s[i][2 * n2], qa[ks & 1][i], kf[t & 1][0], kf[t & 1][1]);
-                flash_mma<DT>(s[i][2 * n2 + 1], qa[ks & 1][i], kf[t & 1][2], kf[t & 1][3]);
+                flash_mma<DT>(s[i][2 * n2], qa[qb][i], kf[t & 1][0], kf[t & 1][1]);
+                flash_mma<DT>(s[i][2 * n2 + 1], qa[qb][i], kf[t & 1][2], kf[t & 1][3]);
             }
         }
     }
@@ -346,7 +355,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
         }
-        flash_qk<DT, C::DB, C::MT, C::BN / 16, C::PITCH>(s, q_lane, k_lane, a.d);
+        flash_qk<DT, C::DB, C::MT, C::BN / 16, C::PITCH, !SPLIT>(s, q_lane, k_lane, a.d);
 
         /* softcap first (before any mask), in the log2 domain: then sl = 1 */
         if (a.cap_log2 != 0.0f) {
