@@ -685,15 +685,10 @@ static inline flash_args flash_args_init(const opp__problem_t *p, const opp__pla
     return a;
 }
 
-/* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of C::THREADS,
- * items = ceil(max_seqlen_q * G / BM) * B * Hkv, C::SMEM_BYTES of dynamic
- * shared memory (the attribute is set once per device). When the plan has
- * split partials (and DB <= OPP__SPLIT_DMAX), then the split kernel over
- * ceil(max_seqlen_kv / S) * B * Hkv items with the BM = OPP__SPLIT_ROWS,
- * 4-warp tile, and the combine on B * Hkv x ceil(ts G Dv / 256) blocks of
- * 128 threads (ts = min(max_seqlen_q, 64 / G)); all three
- * on `stream`, in that order. */
-/* The main launch of configuration M (a.n_mb and a.items set from its BM). */
+/* The main launch of configuration M on a 1-D grid of min(items, 2^31 - 1)
+ * blocks of M::THREADS, items = ceil(max_seqlen_q * G / M::BM) * B * Hkv
+ * (set in a.n_mb and a.items), M::SMEM_BYTES of dynamic shared memory (the
+ * attribute is set once per device). */
 template <int DT, class M>
 static opp_status_t flash_enqueue_main(flash_args &a, const opp__problem_t *p,
                                        const opp__guard_record_t *rec, struct CUstream_st *stream) {
@@ -711,16 +706,9 @@ static opp_status_t flash_enqueue_main(flash_args &a, const opp__problem_t *p,
     return OPP_STATUS_SUCCESS;
 }
 
-/* The DB 256 pair tile: BM 64, four warps, the same BN as the row's BM 128
- * tile (so the same key-block grid and the same bits), run where an SM
- * holds two of them (227 KB GPUs, H100 / H200: two blocks of four warps
- * instead of one of eight, as FlashAttention-2 picks for D 256 there);
- * elsewhere (A100: one of either) the row's tile. */
-template <class C> struct flash_pair_cfg { typedef flash_cfg<C::DB, 64, C::BN, 4> type; };
-
-/* 1 when the current device's SM holds two blocks of `bytes` of dynamic
- * shared memory (1 KB reserved a block); cache: a device cache (2: yes,
- * 1: no). */
+/* *fit: whether the current device's SM holds two blocks of `bytes` of
+ * dynamic shared memory (1 KB reserved a block), looked up once per device;
+ * cache: a device cache (2: yes, 1: no). */
 static inline opp_status_t flash_two_fit(size_t bytes, int *cache, bool *fit) {
     int dev = 0;
     OPP_CUDA_TRY(cudaGetDevice(&dev));
@@ -736,6 +724,16 @@ static inline opp_status_t flash_two_fit(size_t bytes, int *cache, bool *fit) {
     return OPP_STATUS_SUCCESS;
 }
 
+/* The line's launch: the main launch of C (flash_enqueue_main) or, for the
+ * DB 256 BM 128 line where an SM holds two of them, of the pair tile (BM
+ * 64, four warps, C's BN: the same key-block grid, so the same bits; two
+ * blocks of four warps instead of one of eight, as FlashAttention-2 picks
+ * for D 256 on 227 KB GPUs, H100 / H200; an A100 holds one of either and
+ * runs C). When the plan has split partials (and DB <= OPP__SPLIT_DMAX),
+ * then the split kernel over ceil(max_seqlen_kv / S) * B * Hkv items with
+ * the BM = OPP__SPLIT_ROWS, 4-warp tile, and the combine on B * Hkv x
+ * ceil(ts G Dv / 256) blocks of 128 threads (ts = min(max_seqlen_q, 64 /
+ * G)); all three on `stream`, in that order. */
 template <int DT, class C>
 static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *plan,
                                  struct CUstream_st *stream) {
@@ -743,7 +741,7 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
     const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
     bool pair = false;
     if constexpr (C::DB == 256 && C::BM == 128) {
-        typedef typename flash_pair_cfg<C>::type P;
+        typedef flash_cfg<C::DB, 64, C::BN, 4> P;
         static int fit_cache[OPP__DEVICE_CACHE_SLOTS];
         OPP_TRY(flash_two_fit(P::SMEM_BYTES, fit_cache, &pair));
         if (pair) {
