@@ -84,9 +84,11 @@
 
 // --- configuration
 
-/* DB: head-size bucket; BM x BN tile; NW warps (see kernel_list.h). */
-template <int DB_, int BM_, int BN_, int NW_> struct flash_cfg {
-    static constexpr int DB = DB_, BM = BM_, BN = BN_, NW = NW_;
+/* DB: head-size bucket; BM x BN tile; NW warps (see kernel_list.h); ST:
+ * K / V buffers each (1: FlashAttention-2's schedule; 2: a ring, block
+ * j + 1 loading under all of block j's math, flash_tile). */
+template <int DB_, int BM_, int BN_, int NW_, int ST_ = 1> struct flash_cfg {
+    static constexpr int DB = DB_, BM = BM_, BN = BN_, NW = NW_, ST = ST_;
     static constexpr int THREADS = 32 * NW_;
     static constexpr int MT = BM_ / (16 * NW_); /* m16 tiles per warp */
     static constexpr int PITCH = DB_ + 8;       /* elements per shared row */
@@ -97,10 +99,12 @@ template <int DB_, int BM_, int BN_, int NW_> struct flash_cfg {
     static constexpr int RSTEP = THREADS / CP;
     static constexpr size_t Q_ELEMS = (size_t)BM_ * PITCH;
     static constexpr size_t KV_ELEMS = (size_t)BN_ * PITCH;
-    static constexpr size_t SMEM_BYTES = (Q_ELEMS + 2 * KV_ELEMS) * 2;
+    static constexpr size_t SMEM_BYTES = (Q_ELEMS + 2 * ST_ * KV_ELEMS) * 2;
     static_assert(DB_ % 16 == 0 && BN_ % 16 == 0, "k16 steps");
     static_assert(MT >= 1 && MT * 16 * NW_ == BM_, "whole m16 tiles per warp");
-    static_assert(SMEM_BYTES == OPP__FLASH_SMEM_BYTES(DB_, BM_, BN_), "kernel_list.h formula");
+    static_assert(ST_ == 1 || ST_ == 2, "one buffer or a ring of two");
+    static_assert(ST_ != 1 || SMEM_BYTES == OPP__FLASH_SMEM_BYTES(DB_, BM_, BN_),
+                  "kernel_list.h formula");
     static_assert(RSTEP >= 1 && BN_ % RSTEP == 0 && BM_ % RSTEP == 0, "whole load rounds");
 };
 
@@ -278,9 +282,16 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
      * tile row r is token t0 + (rem0 + r) / G, head-in-group (rem0 + r) % G */
     const int64_t t0 = r0 / g;
     const int32_t rem0 = (int32_t)(r0 - t0 * g);
+    /* RING (C::ST == 2, the main launch only): K and V of block j in slot
+     * (j - jb) & 1, both loaded a block ahead */
+    constexpr bool RING = C::ST == 2;
+    static_assert(!(RING && SPLIT), "the split tile keeps one K and one V buffer");
     flash_load_q<C, C::BM>(sq, qg, a.q.row, a.q.head, a.d, r0, nrows, t0, rem0, g, ld_r, ld_c);
     if (jb < je) {
         flash_load_kv<C>(sk, kg, a.k.row, a.d, jb, lkv, ld_r, ld_c);
+        if constexpr (RING) {
+            flash_load_kv<C>(sv, vg, a.v.row, a.dv, jb, lkv, ld_r, ld_c);
+        }
     }
     flash_cp_async_commit();
 
@@ -342,7 +353,20 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         je = jb; /* the loop below runs no block */
     }
     for (int32_t j = jb; j < je; ++j) {
-        load_v_step(j);
+        /* this block's slot (byte offset; 0 without the ring) */
+        const uint32_t slot = RING ? (uint32_t)((j - jb) & 1) * (uint32_t)(C::KV_ELEMS * 2) : 0u;
+        if constexpr (RING) {
+            flash_cp_async_wait<0>();
+            __syncthreads(); /* K_j, V_j (and Q) landed; every warp is done with block j-1's slot */
+            if (j + 1 < je) {
+                const int64_t next = (int64_t)((j + 1 - jb) & 1) * C::KV_ELEMS;
+                flash_load_kv<C>(sk + next, kg, a.k.row, a.d, j + 1, lkv, ld_r, ld_c);
+                flash_load_kv<C>(sv + next, vg, a.v.row, a.dv, j + 1, lkv, ld_r, ld_c);
+            }
+            flash_cp_async_commit();
+        } else {
+            load_v_step(j);
+        }
         float s[C::MT][C::BN / 8][4];
         /* S = Q K_j^T */
 #pragma unroll
@@ -355,7 +379,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
         }
-        flash_qk<DT, C::DB, C::MT, C::BN / 16, C::PITCH, !SPLIT>(s, q_lane, k_lane, a.d);
+        flash_qk<DT, C::DB, C::MT, C::BN / 16, C::PITCH, !SPLIT>(s, q_lane, k_lane + slot, a.d);
 
         /* softcap first (before any mask), in the log2 domain: then sl = 1 */
         if (a.cap_log2 != 0.0f) {
@@ -378,11 +402,14 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
         }
-        load_k_step(j);
+        if constexpr (!RING) {
+            load_k_step(j);
+        }
         /* V_j landed: its first fragments load under the softmax */
         constexpr int NB = C::BN / 16, ND = C::DB / 16;
+        const uint32_t vl = v_lane + slot;
         uint32_t vf[2][4];
-        flash_ldmatrix_x4_trans(vf[0], v_lane);
+        flash_ldmatrix_x4_trans(vf[0], vl);
 
         /* online softmax; P into s. alpha is exactly 1 when a row's max did
          * not change, so a block a row does not see changes none of its bits,
@@ -424,9 +451,8 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         for (int t = 0; t < VT; ++t) {
             const int kk = t / ND, n2 = t % ND;
             if (t + 1 < VT) {
-                flash_ldmatrix_x4_trans(vf[(t + 1) & 1],
-                                        v_lane +
-                                            ((t + 1) / ND * 16 * C::PITCH + (t + 1) % ND * 16) * 2);
+                flash_ldmatrix_x4_trans(
+                    vf[(t + 1) & 1], vl + ((t + 1) / ND * 16 * C::PITCH + (t + 1) % ND * 16) * 2);
             }
             if (n2 * 16 < a.dv) { /* uniform */
 #pragma unroll
@@ -487,7 +513,7 @@ static __global__ void __launch_bounds__(C::THREADS)
         return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
     }
     extern __shared__ __align__(16) uint16_t flash_smem[];
-    uint16_t *sq = flash_smem, *sk = sq + C::Q_ELEMS, *sv = sk + C::KV_ELEMS;
+    uint16_t *sq = flash_smem, *sk = sq + C::Q_ELEMS, *sv = sk + C::ST * C::KV_ELEMS;
     for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
         flash_tile<DT, C, false>(a, sq, sk, sv, w, NULL);
     }
@@ -746,6 +772,14 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
         OPP_TRY(flash_two_fit(P::SMEM_BYTES, fit_cache, &pair));
         if (pair) {
             OPP_TRY((flash_enqueue_main<DT, P>(a, p, rec, stream)));
+        }
+    }
+    if constexpr (C::DB <= 128) {
+        typedef flash_cfg<C::DB, C::BM, C::BN, C::NW, 2> R;
+        static int ring_cache[OPP__DEVICE_CACHE_SLOTS];
+        OPP_TRY(flash_two_fit(R::SMEM_BYTES, ring_cache, &pair));
+        if (pair) {
+            OPP_TRY((flash_enqueue_main<DT, R>(a, p, rec, stream)));
         }
     }
     if (!pair) {
