@@ -235,16 +235,23 @@ __device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_l
 
 /* One item: rows r0 .. r0+BM-1 of sequence b, kv head hk; with SPLIT, the
  * keys of split s of sequence b (all its rows: one m-block), partials out.
- * red: 32 int64 of shared memory (SPLIT only). */
+ * red: 32 int64 of shared memory (SPLIT only). guard_ok: the guard record
+ * says SUCCESS; read by the caller before this item's sequence lookup and
+ * tested after it (the lookup reads only cu_seqlens / nonpad entry b,
+ * inside its array whatever the guard found), so the two loads overlap;
+ * nothing the lookup returns is used when it is false. */
 template <int DT, class C, bool SPLIT>
 __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, uint16_t *sk,
-                                           uint16_t *sv, int64_t w, long long *red) {
+                                           uint16_t *sv, int64_t w, long long *red, bool guard_ok) {
     const int64_t per = (int64_t)a.batch * a.hkv;
     const int64_t mb = SPLIT ? 0 : a.n_mb - 1 - w / per;
     const int32_t split = SPLIT ? (int32_t)(w / per) : 0;
     const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
     const int32_t g = a.g;
     const flash_seq seq = flash_seq_of(a, b);
+    if (!guard_ok) {
+        return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
+    }
     const int32_t lq = seq.lq, lkv = seq.lkv;
     const int64_t qb = seq.qb, kb0 = seq.kb0, vb0 = seq.vb0, ob = seq.ob, lse_base = seq.lse_base;
     /* rows r0 .. nrows-1 of this item: the main launch stops before the
@@ -509,13 +516,13 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
 template <int DT, class C>
 static __global__ void __launch_bounds__(C::THREADS)
     flash_attention_kernel(const flash_args a, const opp__guard_record_t *rec) {
-    if (rec->code != OPP_STATUS_SUCCESS) {
-        return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
-    }
+    /* the guard's verdict, tested in flash_tile after the sequence lookup
+     * (the two loads in flight together) */
+    const bool guard_ok = rec->code == OPP_STATUS_SUCCESS;
     extern __shared__ __align__(16) uint16_t flash_smem[];
     uint16_t *sq = flash_smem, *sk = sq + C::Q_ELEMS, *sv = sk + C::ST * C::KV_ELEMS;
     for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
-        flash_tile<DT, C, false>(a, sq, sk, sv, w, NULL);
+        flash_tile<DT, C, false>(a, sq, sk, sv, w, NULL, guard_ok);
     }
 }
 
@@ -560,7 +567,7 @@ static __global__ void __launch_bounds__(C::THREADS, NARROW ? 4 : flash_split_mi
         if (NARROW || (int64_t)ts * a.g <= OPP__SPLIT_NARROW_ROWS) { /* uniform */
             flash_split_narrow<DT, C>(a, flash_smem, w, red);
         } else {
-            flash_tile<DT, C, true>(a, sq, sk, sv, w, red);
+            flash_tile<DT, C, true>(a, sq, sk, sv, w, red, true);
         }
     }
 #if __CUDA_ARCH__ >= 900
