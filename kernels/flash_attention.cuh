@@ -233,6 +233,55 @@ __device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_l
     }
 }
 
+/* The main tile's output: this thread's O / l (inv: per row) in the
+ * storage type into so ([BM][PITCH], Q's buffer: the caller's barrier has
+ * every warp past its last Q K^T), then the block copies the rows below
+ * nrows to og in 16-byte chunks, columns < Dv, FlashAttention-2's
+ * coalesced store: tile row r is token t0 + (rem0 + r) / G,
+ * head-in-group (rem0 + r) % G of og (the sequence's out at the kv head's
+ * first query head; o_row / o_head: out's strides, multiples of 8 with
+ * out 16-byte aligned, so every chunk is a 16-byte store); (ld_r, ld_c)
+ * as for flash_load_q. The values are flash_store_row's, pack(o inv). */
+template <int DT, class C>
+__device__ __forceinline__ void
+flash_store_tile(uint16_t *so, uint16_t *og, const float (&o)[C::MT][C::DB / 8][4],
+                 const float (&inv)[C::MT][2], int32_t rt, int qc, int64_t r0, int64_t nrows,
+                 int64_t t0, int32_t rem0, int32_t g, int64_t o_row, int64_t o_head, int dv,
+                 int ld_r, int ld_c) {
+#pragma unroll
+    for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            uint16_t *srow = so + (rt + i * 16 + 8 * h) * C::PITCH + 2 * qc;
+#pragma unroll
+            for (int n = 0; n < C::DB / 8; ++n) {
+                *(uint32_t *)(srow + n * 8) = flash_type<DT>::pack(o[i][n][2 * h] * inv[i][h],
+                                                                   o[i][n][2 * h + 1] * inv[i][h]);
+            }
+        }
+    }
+    __syncthreads(); /* the tile is in shared memory */
+    if (ld_c >= C::CHUNKS || ld_c * 8 >= dv) {
+        return; /* an idle lane, or a chunk past Dv */
+    }
+    /* row ld_r's token and head-in-group, stepped by RSTEP rows */
+    int32_t tt = (rem0 + ld_r) / g, hg = (rem0 + ld_r) - tt * g;
+    const int32_t sdiv = C::RSTEP / g, smod = C::RSTEP - sdiv * g;
+#pragma unroll
+    for (int r = ld_r; r < C::BM; r += C::RSTEP) {
+        if (r0 + r < nrows) {
+            *(uint4 *)(og + (t0 + tt) * o_row + hg * o_head + ld_c * 8) =
+                *(const uint4 *)(so + r * C::PITCH + ld_c * 8);
+        }
+        tt += sdiv;
+        hg += smod;
+        if (hg >= g) {
+            hg -= g;
+            ++tt;
+        }
+    }
+}
+
 /* One item: rows r0 .. r0+BM-1 of sequence b, kv head hk; with SPLIT, the
  * keys of split s of sequence b (all its rows: one m-block), partials out.
  * red: 32 int64 of shared memory (SPLIT only). guard_ok: the guard record
@@ -472,21 +521,41 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     }
     flash_cp_async_wait<0>();
 
-    /* epilogue: O / l and LSE, or (SPLIT) the unnormalised O and (m sl, l)
-     * of the partial rows; only rows of the sequence, only columns < Dv */
+    /* epilogue: O / l and LSE (through shared memory, flash_store_tile),
+     * or (SPLIT) the unnormalised O and (m sl, l) of the partial rows; only
+     * rows of the sequence, only columns < Dv */
     uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)hk * g * a.out.head;
+    if constexpr (!SPLIT) {
+        float inv[C::MT][2];
 #pragma unroll
-    for (int i = 0; i < C::MT; ++i) {
+        for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const float sum = flash_quad_sum(l[i][h]);
-            const int32_t r = rt + i * 16 + 8 * h;
-            if (r0 + r >= nrows) {
-                continue;
+            for (int h = 0; h < 2; ++h) {
+                const float sum = flash_quad_sum(l[i][h]);
+                inv[i][h] = flash_row_inv(sum);
+                const int32_t r = rt + i * 16 + 8 * h;
+                if (a.lse != NULL && qc == 0 && r0 + r < nrows) {
+                    const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+                    a.lse[lse_base + (hk * g + hg) * a.lse_head + t0 + tt] =
+                        flash_row_lse(m[i][h], sum, sl);
+                }
             }
-            const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
-            const int64_t t = t0 + tt;
-            if (SPLIT) {
+        }
+        __syncthreads(); /* every warp is past its last Q K^T: Q's buffer takes O */
+        flash_store_tile<DT, C>(sq, og, o, inv, rt, qc, r0, nrows, t0, rem0, g, a.out.row,
+                                a.out.head, a.dv, ld_r, ld_c);
+    } else {
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const float sum = flash_quad_sum(l[i][h]);
+                const int32_t r = rt + i * 16 + 8 * h;
+                if (r0 + r >= nrows) {
+                    continue;
+                }
+                const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+                const int64_t t = t0 + tt;
                 const int64_t prow = (part0 + t - (lq - ts)) * a.hq + hk * g + hg;
                 float *prow_o = a.part_o + prow * a.dv;
 #pragma unroll
@@ -500,12 +569,6 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                     a.part_ml[prow] =
                         make_float2(m[i][h] == -INFINITY ? -INFINITY : __fmul_rn(m[i][h], sl), sum);
                 }
-                continue;
-            }
-            const float inv = flash_row_inv(sum);
-            flash_store_row<DT>(og + t * a.out.row + hg * a.out.head, o[i], h, inv, qc, a.dv);
-            if (a.lse != NULL && qc == 0) {
-                a.lse[lse_base + (hk * g + hg) * a.lse_head + t] = flash_row_lse(m[i][h], sum, sl);
             }
         }
     }
