@@ -579,6 +579,11 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
 template <int DT, class C>
 static __global__ void __launch_bounds__(C::THREADS)
     flash_attention_kernel(const flash_args a, const opp__guard_record_t *rec) {
+#if __CUDA_ARCH__ >= 900
+    /* launched as the guard's programmatic dependent: its grid has ended
+     * and its writes are visible past this point */
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
     /* the guard's verdict, tested in flash_tile after the sequence lookup
      * (the two loads in flight together) */
     const bool guard_ok = rec->code == OPP_STATUS_SUCCESS;
@@ -795,8 +800,18 @@ static opp_status_t flash_enqueue_main(flash_args &a, const opp__problem_t *p,
         OPP_TRY(
             flash_smem_once((const void *)flash_attention_kernel<DT, M>, M::SMEM_BYTES, smem_set));
         const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
-        flash_attention_kernel<DT, M>
-            <<<grid, M::THREADS, M::SMEM_BYTES, (cudaStream_t)stream>>>(a, rec);
+        /* a programmatic dependent of the guard, launched just before */
+        cudaLaunchAttribute attr[1] = {};
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(grid);
+        cfg.blockDim = dim3(M::THREADS);
+        cfg.dynamicSmemBytes = M::SMEM_BYTES;
+        cfg.stream = (cudaStream_t)stream;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        OPP_CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_attention_kernel<DT, M>, a, rec));
         OPP_CUDA_TRY(cudaGetLastError());
     }
     return OPP_STATUS_SUCCESS;

@@ -162,6 +162,12 @@ __device__ static void guard_fill_lse(const opp__guard_args_t &a, int64_t r0, in
  * 0 writes the record. args by value; rec: the workspace's first 256 bytes. */
 static __global__ void __launch_bounds__(GUARD_THREADS)
     varlen_guard_kernel(const opp__guard_args_t a, opp__guard_record_t *rec) {
+#if __CUDA_ARCH__ >= 900
+    /* the flash kernel after this one is a programmatic dependent: its
+     * blocks may start now, and wait (griddepcontrol.wait) for this grid's
+     * end and its memory before they read anything */
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
     __shared__ unsigned long long first;
     if (threadIdx.x == 0) {
         first = GUARD_NONE;
