@@ -345,7 +345,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     flash_load_q<C, C::BM>(sq, qg, a.q.row, a.q.head, a.d, r0, nrows, t0, rem0, g, ld_r, ld_c);
     if (jb < je) {
         flash_load_kv<C>(sk, kg, a.k.row, a.d, jb, lkv, ld_r, ld_c);
-        if constexpr (RING) {
+        if constexpr (!SPLIT) { /* V of the first block too: both buffers are free */
             flash_load_kv<C>(sv, vg, a.v.row, a.dv, jb, lkv, ld_r, ld_c);
         }
     }
@@ -420,6 +420,9 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 flash_load_kv<C>(sv + next, vg, a.v.row, a.dv, j + 1, lkv, ld_r, ld_c);
             }
             flash_cp_async_commit();
+        } else if (!SPLIT && j == jb) {
+            flash_cp_async_wait<0>();
+            __syncthreads(); /* Q, K_jb and V_jb landed (the prologue's loads) */
         } else {
             load_v_step(j);
         }
