@@ -18,11 +18,16 @@
  * Head sizes: one kernel serves D, Dv <= DB (a multiple of 8): columns past
  * D or Dv load as zeros (they add exact zeros to every dot product) and are
  * never stored.
- * Shared memory: Q [BM][DB+8], K [BN][DB+8], V [BN][DB+8] (16-bit; the pad
- * of 16 bytes per row makes every ldmatrix phase conflict-free). K and V
- * have one buffer each; V of block j loads while S = Q K_j^T runs, K of
- * block j+1 while the softmax and O += P V_j run (FlashAttention-2's
- * schedule). Inside each product the ldmatrix fragments of the next (k16
+ * Shared memory: Q [BM][DB+8], K [ST][BN][DB+8], V [ST][BN][DB+8] (16-bit;
+ * the pad of 16 bytes per row makes every ldmatrix phase conflict-free).
+ * With ST = 1 (one buffer each) V of block j loads while S = Q K_j^T runs,
+ * K of block j+1 while the softmax and O += P V_j run (FlashAttention-2's
+ * schedule), and the main tile loads V of its first block with Q and K.
+ * With ST = 2 (a ring of two slots; the main launch at DB <= 128 where an
+ * SM holds two such blocks, flash_launch) K and V of block j+1 load under
+ * all of block j's math, one barrier a block. The main tile's O leaves
+ * through Q's buffer in 16-byte coalesced stores (flash_store_tile).
+ * Inside each product the ldmatrix fragments of the next (k16
  * step, n8 pair) group load while the current group's mma run, with no
  * branch between them (a product past D or Dv is predicated off, its load
  * reads the tile's zero columns), so ptxas keeps the loads ahead and no
@@ -60,7 +65,11 @@
  * other rows share its tile, on the layout, or on the batch.
  * Work: a 1-D grid strides over items (m-block, sequence, kv head), the
  * highest m-blocks first (the longest under causal masking); an item past
- * its sequence's rows ends at once.
+ * its sequence's rows ends at once. The main launch is a programmatic
+ * dependent of the guard launched before it (PDL, sm_90): its blocks may
+ * start while the guard runs and wait (griddepcontrol.wait) before their
+ * first read; they read the guard record and the sequence's cu_seqlens
+ * together, and touch nothing else unless the record says SUCCESS.
  * Split-KV (kernels/flash_split.cuh): on rows with DB <= OPP__SPLIT_DMAX a
  * sequence with few query rows and many keys is skipped by this launch and
  * run by flash_split_kernel over items (split, sequence, kv head), whose
@@ -843,7 +852,9 @@ static inline opp_status_t flash_two_fit(size_t bytes, int *cache, bool *fit) {
  * 64, four warps, C's BN: the same key-block grid, so the same bits; two
  * blocks of four warps instead of one of eight, as FlashAttention-2 picks
  * for D 256 on 227 KB GPUs, H100 / H200; an A100 holds one of either and
- * runs C). When the plan has split partials (and DB <= OPP__SPLIT_DMAX),
+ * runs C), or, from DB 128 down where an SM holds two of them, of C with
+ * K and V in rings of two slots (ST 2: the same tile, the same bits; H100 /
+ * H200; an A100 runs C). When the plan has split partials (and DB <= OPP__SPLIT_DMAX),
  * then the split kernel over ceil(max_seqlen_kv / S) * B * Hkv items with
  * the BM = OPP__SPLIT_ROWS, 4-warp tile, and the combine on B * Hkv x
  * ceil(ts G Dv / 256) blocks of 128 threads (ts = min(max_seqlen_q, 64 /

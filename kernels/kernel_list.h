@@ -93,7 +93,11 @@
  * (FlashAttention-2's D 256 tile there; same BN, so the same bits:
  * softcap_hd256_bf16 12 % faster on an H200, bench/RESULTS.md, sixteenth
  * session); the line's fields stay the BM 128 tile's, which the row's
- * shared-memory test uses. */
+ * shared-memory test uses. Likewise from DB 128 down, where an SM holds two
+ * blocks with K and V in a ring of two slots each (H100, H200), the line's
+ * launcher runs that tile (same BM, BN: the same bits; the seventeenth
+ * session); the line's SMEM is the one-slot tile's, which any GPU of
+ * compute capability 8.0 or more holds. */
 #define OPP__FLASH_D32_KERNELS(X)                                                            \
     X(flash_f16_d32, FAST, F16, 32, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64)) \
     X(flash_bf16_d32, FAST, BF16, 32, 8, 80, 128, 64, 128, OPP__FLASH_SMEM_BYTES(32, 128, 64))

@@ -29,7 +29,10 @@
  * on the same stream, reads record.code first and touches nothing when it
  * is not SUCCESS, and otherwise writes only rows below cu_seqlens_q[B]: the
  * two kernels never write the same element, and stream order separates
- * them anyway.
+ * them anyway. On sm_90 every block first allows its programmatic
+ * dependents to launch (the flash kernel's main launch is one): they may
+ * start while this grid runs, and wait for its end and its memory
+ * (griddepcontrol.wait) before their first read.
  * Grid: min(256, ceil(total_q * Hq / 32)) blocks (at least 1) of 1024
  * threads; one warp per (row, head) line of out.
  * Build: nvcc_object(//kernels:exact).
