@@ -49,7 +49,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "kernels/flash_attention.cuh"
+#include "kernels/flash_launch.cuh"
 
 // --- configuration
 

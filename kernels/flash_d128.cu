@@ -6,7 +6,7 @@
  *   nvcc -c -gencode=arch=compute_80,code=sm_80 -std=c++17 -O3 -Xptxas -v \
  *        -I. -I/usr/local/cuda/include kernels/flash_d128.cu
  */
-#include "kernels/flash_attention.cuh"
+#include "kernels/flash_launch.cuh"
 
 OPP__FLASH_D128_KERNELS(OPP__FLASH_LAUNCHER)
 OPP__FLASH_SPLIT_ENTRY(F16, 128)

@@ -6,6 +6,6 @@
  *   nvcc -c -gencode=arch=compute_80,code=sm_80 -std=c++17 -O3 -Xptxas -v \
  *        -I. -I/usr/local/cuda/include kernels/flash_d32.cu
  */
-#include "kernels/flash_attention.cuh"
+#include "kernels/flash_launch.cuh"
 
 OPP__FLASH_D32_KERNELS(OPP__FLASH_LAUNCHER)

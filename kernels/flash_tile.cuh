@@ -2,8 +2,10 @@
  * flash_tile.cuh - device building blocks of the FAST flash kernel
  * (kernels/flash_attention.cuh): the tensor-core instructions (mma.sync
  * m16n8k16 with fp32 accumulation, ldmatrix), cp.async with zero fill, the
- * 16-bit storage types, and the exp2 / tanh the softmax uses. CUDA C++ with
- * inline PTX; every instruction here exists from sm_80 on.
+ * 16-bit storage types, the exp2 / tanh the softmax uses, the pipelined
+ * Q K^T of one key block (flash_qk) and the main tile's output through
+ * shared memory (flash_store_tile). CUDA C++ with inline PTX; every
+ * instruction here exists from sm_80 on.
  *
  * Fragment layouts (PTX ISA, mma.m16n8k16, g = lane / 4, t = lane % 4):
  *   A (16 x 16, row-major)  a0: (g, 2t..2t+1)  a1: (g+8, 2t..)  a2: (g, 2t+8..)  a3: (g+8, 2t+8..)
@@ -161,6 +163,109 @@ __device__ __forceinline__ float flash_tanh(float x) {
     const float e = flash_exp2(fabsf(x) * 2.8853900817779268f); /* 2 log2(e) */
     const float t = 1.0f - __fdividef(2.0f, e + 1.0f);
     return copysignf(t, x);
+}
+
+// --- the products and the output tile
+
+/* S += Q K^T over one key block, for the MT m16 tiles of Q at q_lane (tile
+ * i at row 16 i) and the NB 16-key pairs of K at k_lane (pair n at row
+ * 16 n), DB / 16 k16 steps; s: [MT][2 NB][4]; q_lane / k_lane: this lane's
+ * ldmatrix addresses (pitch PITCH elements). The (k16 step, key pair)
+ * groups go in order; each group's fragments load one group ahead, under
+ * the previous group's products (no branch between a load and its use, so
+ * ptxas keeps it there); steps past d multiply nothing (their products are
+ * skipped, their loads read the zero columns of the tile). Shared by the
+ * flash tile and the narrow split tile (MT 1, NB 1), so a row's products
+ * are the same instructions on both. */
+template <int DT, int DB, int MT, int NB, int PITCH, bool QPRE = true>
+__device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_lane,
+                                         uint32_t k_lane, const int &d) {
+    constexpr int KT = DB / 16 * NB;
+    /* !QPRE: Q's fragments single-buffered, loaded at each step's first
+     * group (the split kernel's tile, capped at 128 / 168 registers) */
+    uint32_t qa[QPRE ? 2 : 1][MT][4], kf[2][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+        flash_ldmatrix_x4(qa[0][i], q_lane + i * 16 * PITCH * 2);
+    }
+    flash_ldmatrix_x4(kf[0], k_lane);
+#pragma unroll
+    for (int t = 0; t < KT; ++t) {
+        const int ks = t / NB, n2 = t % NB;
+        const int qb = QPRE ? ks & 1 : 0;
+        if (!QPRE && n2 == 0 && ks > 0) {
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                flash_ldmatrix_x4(qa[0][i], q_lane + (i * 16 * PITCH + ks * 16) * 2);
+            }
+        }
+        if (t + 1 < KT) {
+            const int ks1 = (t + 1) / NB, n21 = (t + 1) % NB;
+            if (QPRE && n21 == 0) {
+#pragma unroll
+                for (int i = 0; i < MT; ++i) {
+                    flash_ldmatrix_x4(qa[ks1 & 1][i], q_lane + (i * 16 * PITCH + ks1 * 16) * 2);
+                }
+            }
+            flash_ldmatrix_x4(kf[(t + 1) & 1], k_lane + (n21 * 16 * PITCH + ks1 * 16) * 2);
+        }
+        if (ks * 16 < d) { /* uniform */
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                flash_mma<DT>(s[i][2 * n2], qa[qb][i], kf[t & 1][0], kf[t & 1][1]);
+                flash_mma<DT>(s[i][2 * n2 + 1], qa[qb][i], kf[t & 1][2], kf[t & 1][3]);
+            }
+        }
+    }
+}
+
+/* The main tile's output: this thread's O / l (inv: per row) in the
+ * storage type into so ([BM][PITCH], Q's buffer: the caller's barrier has
+ * every warp past its last Q K^T), then the block copies the rows below
+ * nrows to og in 16-byte chunks, columns < Dv, FlashAttention-2's
+ * coalesced store: tile row r is token t0 + (rem0 + r) / G,
+ * head-in-group (rem0 + r) % G of og (the sequence's out at the kv head's
+ * first query head; o_row / o_head: out's strides, multiples of 8 with
+ * out 16-byte aligned, so every chunk is a 16-byte store); (ld_r, ld_c)
+ * as for flash_load_q. The values are flash_store_row's, pack(o inv). */
+template <int DT, class C>
+__device__ __forceinline__ void
+flash_store_tile(uint16_t *so, uint16_t *og, const float (&o)[C::MT][C::DB / 8][4],
+                 const float (&inv)[C::MT][2], int32_t rt, int qc, int64_t r0, int64_t nrows,
+                 int64_t t0, int32_t rem0, int32_t g, int64_t o_row, int64_t o_head, int dv,
+                 int ld_r, int ld_c) {
+#pragma unroll
+    for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            uint16_t *srow = so + (rt + i * 16 + 8 * h) * C::PITCH + 2 * qc;
+#pragma unroll
+            for (int n = 0; n < C::DB / 8; ++n) {
+                *(uint32_t *)(srow + n * 8) = flash_type<DT>::pack(o[i][n][2 * h] * inv[i][h],
+                                                                   o[i][n][2 * h + 1] * inv[i][h]);
+            }
+        }
+    }
+    __syncthreads(); /* the tile is in shared memory */
+    if (ld_c >= C::CHUNKS || ld_c * 8 >= dv) {
+        return; /* an idle lane, or a chunk past Dv */
+    }
+    /* row ld_r's token and head-in-group, stepped by RSTEP rows */
+    int32_t tt = (rem0 + ld_r) / g, hg = (rem0 + ld_r) - tt * g;
+    const int32_t sdiv = C::RSTEP / g, smod = C::RSTEP - sdiv * g;
+#pragma unroll
+    for (int r = ld_r; r < C::BM; r += C::RSTEP) {
+        if (r0 + r < nrows) {
+            *(uint4 *)(og + (t0 + tt) * o_row + hg * o_head + ld_c * 8) =
+                *(const uint4 *)(so + r * C::PITCH + ld_c * 8);
+        }
+        tt += sdiv;
+        hg += smod;
+        if (hg >= g) {
+            hg -= g;
+            ++tt;
+        }
+    }
 }
 
 #endif /* OPP_KERNELS_FLASH_TILE_CUH */

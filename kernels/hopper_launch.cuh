@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernels/device_cache.h"
+#include "kernels/flash_launch.cuh"
 #include "kernels/hopper_attention.cuh"
 
 // --- launcher
