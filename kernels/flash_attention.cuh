@@ -139,6 +139,9 @@ struct flash_args {
      * sequence; 1 those hop_takes_wide() leaves to BM 128; 2 those it
      * gives to the wide configuration */
     int32_t hop_class;
+    /* x / G, x / (B Hkv) and x / Hkv for 0 <= x < 2^31 (flash_div; the
+     * second only when B Hkv < 2^31) */
+    flash_fastdiv fd_g, fd_per, fd_hkv;
 };
 
 // --- kernels
@@ -201,9 +204,21 @@ template <int DT, class C, bool SPLIT>
 __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, uint16_t *sk,
                                            uint16_t *sv, int64_t w, long long *red, bool guard_ok) {
     const int64_t per = (int64_t)a.batch * a.hkv;
-    const int64_t mb = SPLIT ? 0 : a.n_mb - 1 - w / per;
-    const int32_t split = SPLIT ? (int32_t)(w / per) : 0;
-    const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
+    /* w = q1 per + b Hkv + hk: by flash_div while the items fit 31 bits */
+    int64_t q1;
+    int32_t b, hk;
+    if (a.items <= 0x7FFFFFFF) { /* uniform */
+        const int32_t q = flash_div((int32_t)w, a.fd_per), rem = (int32_t)(w - (int64_t)q * per);
+        q1 = q;
+        b = flash_div(rem, a.fd_hkv);
+        hk = rem - b * a.hkv;
+    } else {
+        q1 = w / per;
+        b = (int32_t)((w % per) / a.hkv);
+        hk = (int32_t)(w % a.hkv);
+    }
+    const int64_t mb = SPLIT ? 0 : a.n_mb - 1 - q1;
+    const int32_t split = SPLIT ? (int32_t)q1 : 0;
     const int32_t g = a.g;
     const flash_seq seq = flash_seq_of(a, b);
     if (!guard_ok) {
@@ -221,8 +236,12 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     }
     const bool causal = a.is_causal != 0;
     const int64_t last = (r0 + C::BM < nrows ? r0 + C::BM : nrows) - 1;
-    const int32_t kend_tile = flash_key_end(causal, last / g, lq, lkv);
-    const int32_t kfull = flash_key_end(causal, r0 / g, lq, lkv); /* visible to every row */
+    /* the tile's first and last tokens (flash_div while the rows fit 31 bits) */
+    const bool rows31 = nrows <= 0x7FFFFFFF; /* uniform */
+    const int64_t t0 = rows31 ? (int64_t)flash_div((int32_t)r0, a.fd_g) : r0 / g;
+    const int64_t tlast = rows31 ? (int64_t)flash_div((int32_t)last, a.fd_g) : last / g;
+    const int32_t kend_tile = flash_key_end(causal, tlast, lq, lkv);
+    const int32_t kfull = flash_key_end(causal, t0, lq, lkv); /* visible to every row */
     const int32_t nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);
     /* key blocks jb .. je-1: all of them, or those of split `split` */
     static_assert(OPP__SPLIT_KEYS % C::BN == 0, "splits hold whole key blocks");
@@ -244,13 +263,13 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     const int ld_r = tid / C::CP, ld_c = tid % C::CP;
     /* Q tile -> shared (rows past the sequence and columns past D are zeros);
      * tile row r is token t0 + (rem0 + r) / G, head-in-group (rem0 + r) % G */
-    const int64_t t0 = r0 / g;
     const int32_t rem0 = (int32_t)(r0 - t0 * g);
     /* RING (C::ST == 2, the main launch only): K and V of block j in slot
      * (j - jb) & 1, both loaded a block ahead */
     constexpr bool RING = C::ST == 2;
     static_assert(!(RING && SPLIT), "the split tile keeps one K and one V buffer");
-    flash_load_q<C, C::BM>(sq, qg, a.q.row, a.q.head, a.d, r0, nrows, t0, rem0, g, ld_r, ld_c);
+    flash_load_q<C, C::BM>(sq, qg, a.q.row, a.q.head, a.d, r0, nrows, t0, rem0, g, a.fd_g, ld_r,
+                           ld_c);
     if (jb < je) {
         flash_load_kv<C>(sk, kg, a.k.row, a.d, jb, lkv, ld_r, ld_c);
         if constexpr (!SPLIT) { /* V of the first block too: both buffers are free */
@@ -453,7 +472,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             }
         }
         __syncthreads(); /* every warp is past its last Q K^T: Q's buffer takes O */
-        flash_store_tile<DT, C>(sq, og, o, inv, rt, qc, r0, nrows, t0, rem0, g, a.out.row,
+        flash_store_tile<DT, C>(sq, og, o, inv, rt, qc, r0, nrows, t0, rem0, g, a.fd_g, a.out.row,
                                 a.out.head, a.dv, ld_r, ld_c);
     } else {
 #pragma unroll

@@ -104,7 +104,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     const int32_t rem0 = (int32_t)(r0 - t0 * g);
     /* Q's 16 rows (past the sequence, columns past D: zeros) */
     flash_load_q<C, OPP__SPLIT_NARROW_ROWS>(sq, qg, a.q.row, a.q.head, a.d, r0, nrows, t0, rem0, g,
-                                            ld_r, ld_c);
+                                            a.fd_g, ld_r, ld_c);
     if (jb < je) {
         flash_load_kv<C>(sk, kg, a.k.row, a.d, jb, lkv, ld_r, ld_c);
     }
