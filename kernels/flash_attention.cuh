@@ -139,9 +139,9 @@ struct flash_args {
      * sequence; 1 those hop_takes_wide() leaves to BM 128; 2 those it
      * gives to the wide configuration */
     int32_t hop_class;
-    /* x / G, x / (B Hkv) and x / Hkv for 0 <= x < 2^31 (flash_div; the
+    /* x / G, x / (B Hkv) and x / Hkv for 0 <= x < 2^31 (opp__fastdiv, kernels/fastdiv.h; the
      * second only when B Hkv < 2^31) */
-    flash_fastdiv fd_g, fd_per, fd_hkv;
+    opp__fastdiv_t fd_g, fd_per, fd_hkv;
 };
 
 // --- kernels
@@ -204,13 +204,14 @@ template <int DT, class C, bool SPLIT>
 __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, uint16_t *sk,
                                            uint16_t *sv, int64_t w, long long *red, bool guard_ok) {
     const int64_t per = (int64_t)a.batch * a.hkv;
-    /* w = q1 per + b Hkv + hk: by flash_div while the items fit 31 bits */
+    /* w = q1 per + b Hkv + hk: by opp__fastdiv while the items fit 31 bits */
     int64_t q1;
     int32_t b, hk;
     if (a.items <= 0x7FFFFFFF) { /* uniform */
-        const int32_t q = flash_div((int32_t)w, a.fd_per), rem = (int32_t)(w - (int64_t)q * per);
+        const int32_t q = opp__fastdiv((int32_t)w, &a.fd_per),
+                      rem = (int32_t)(w - (int64_t)q * per);
         q1 = q;
-        b = flash_div(rem, a.fd_hkv);
+        b = opp__fastdiv(rem, &a.fd_hkv);
         hk = rem - b * a.hkv;
     } else {
         q1 = w / per;
@@ -236,10 +237,10 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     }
     const bool causal = a.is_causal != 0;
     const int64_t last = (r0 + C::BM < nrows ? r0 + C::BM : nrows) - 1;
-    /* the tile's first and last tokens (flash_div while the rows fit 31 bits) */
+    /* the tile's first and last tokens (opp__fastdiv while the rows fit 31 bits) */
     const bool rows31 = nrows <= 0x7FFFFFFF; /* uniform */
-    const int64_t t0 = rows31 ? (int64_t)flash_div((int32_t)r0, a.fd_g) : r0 / g;
-    const int64_t tlast = rows31 ? (int64_t)flash_div((int32_t)last, a.fd_g) : last / g;
+    const int64_t t0 = rows31 ? (int64_t)opp__fastdiv((int32_t)r0, &a.fd_g) : r0 / g;
+    const int64_t tlast = rows31 ? (int64_t)opp__fastdiv((int32_t)last, &a.fd_g) : last / g;
     const int32_t kend_tile = flash_key_end(causal, tlast, lq, lkv);
     const int32_t kfull = flash_key_end(causal, t0, lq, lkv); /* visible to every row */
     const int32_t nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);

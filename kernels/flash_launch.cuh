@@ -156,12 +156,9 @@ static inline flash_args flash_args_init(const opp__problem_t *p, const opp__pla
     a.is_causal = p->a.is_causal;
     a.split_on = db <= OPP__SPLIT_DMAX && plan->split_rows > 0 && p->a.g <= OPP__SPLIT_ROWS;
     a.hq = p->a.hq;
-    a.fd_g = flash_fastdiv_make(a.g);
-    a.fd_hkv = flash_fastdiv_make(a.hkv);
-    const int64_t per = (int64_t)a.batch * a.hkv; /* the items' divisor, when it fits */
-    if (per >= 1 && per <= 0x7FFFFFFF) {
-        a.fd_per = flash_fastdiv_make(per);
-    }
+    a.fd_g = opp__fastdiv_make(a.g);
+    a.fd_hkv = opp__fastdiv_make(a.hkv);
+    a.fd_per = opp__fastdiv_make((int64_t)a.batch * a.hkv); /* {0, 0} past 2^31 - 1: unused */
     a.part_o = plan->split_o;
     a.part_ml = (float2 *)plan->split_ml;
     return a;

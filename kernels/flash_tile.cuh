@@ -21,6 +21,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "kernels/fastdiv.h"
 #include "lib/oppacked.h"
 
 // --- storage types
@@ -100,33 +101,6 @@ __device__ __forceinline__ uint32_t flash_smem_addr(const void *p) {
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-// --- index arithmetic
-
-/* x / d for 0 <= x < 2^31 and 1 <= d < 2^31 by a multiply and a shift:
- * mul = ceil(2^shr / d), shr = 31 + ceil(log2 d) (mul < 2^32). Exact: with
- * e = mul d - 2^shr in [0, d), x mul / 2^shr = x / d + x e / (d 2^shr),
- * and the second term is below 2^31 / 2^shr <= 1 / d. */
-struct flash_fastdiv {
-    uint32_t mul;
-    int32_t shr;
-};
-
-static inline flash_fastdiv flash_fastdiv_make(int64_t d) {
-    int l = 0;
-    while (((int64_t)1 << l) < d) {
-        ++l;
-    }
-    const uint64_t p = (uint64_t)1 << (31 + l);
-    flash_fastdiv f;
-    f.mul = (uint32_t)((p + (uint64_t)d - 1) / (uint64_t)d);
-    f.shr = 31 + l;
-    return f;
-}
-
-__device__ __forceinline__ int32_t flash_div(int32_t x, const flash_fastdiv &f) {
-    return (int32_t)(((uint64_t)(uint32_t)x * f.mul) >> f.shr);
-}
-
 /* ROWS query rows -> shared sq (pitch C::PITCH), by every thread of the
  * block; (ld_r, ld_c): this thread's first load row (of C::RSTEP per round)
  * and 16-byte chunk. Tile row r is row r0 + r of the sequence's G-packed
@@ -138,13 +112,13 @@ template <class C, int ROWS>
 __device__ __forceinline__ void flash_load_q(uint16_t *sq, const uint16_t *qg, int64_t q_row,
                                              int64_t q_head, int d, int64_t r0, int64_t nrows,
                                              int64_t t0, int32_t rem0, int32_t g,
-                                             const flash_fastdiv &gd, int ld_r, int ld_c) {
+                                             const opp__fastdiv_t &gd, int ld_r, int ld_c) {
 #pragma unroll
     for (int r = ld_r; r < ROWS; r += C::RSTEP) {
         if (ld_c >= C::CHUNKS) {
             break; /* an idle lane of the rounded-up chunk count: writes nothing */
         }
-        const int32_t tt = flash_div(rem0 + r, gd), hg = (rem0 + r) - tt * g;
+        const int32_t tt = opp__fastdiv(rem0 + r, &gd), hg = (rem0 + r) - tt * g;
         const bool ok = r0 + r < nrows && ld_c * 8 < d;
         const uint16_t *src = ok ? qg + (t0 + tt) * q_row + hg * q_head + ld_c * 8 : qg;
         flash_cp_async16(flash_smem_addr(sq + r * C::PITCH + ld_c * 8), src, ok);
@@ -260,7 +234,7 @@ template <int DT, class C>
 __device__ __forceinline__ void
 flash_store_tile(uint16_t *so, uint16_t *og, const float (&o)[C::MT][C::DB / 8][4],
                  const float (&inv)[C::MT][2], int32_t rt, int qc, int64_t r0, int64_t nrows,
-                 int64_t t0, int32_t rem0, int32_t g, const flash_fastdiv &gd, int64_t o_row,
+                 int64_t t0, int32_t rem0, int32_t g, const opp__fastdiv_t &gd, int64_t o_row,
                  int64_t o_head, int dv, int ld_r, int ld_c) {
 #pragma unroll
     for (int i = 0; i < C::MT; ++i) {
@@ -279,8 +253,8 @@ flash_store_tile(uint16_t *so, uint16_t *og, const float (&o)[C::MT][C::DB / 8][
         return; /* an idle lane, or a chunk past Dv */
     }
     /* row ld_r's token and head-in-group, stepped by RSTEP rows */
-    int32_t tt = flash_div(rem0 + ld_r, gd), hg = (rem0 + ld_r) - tt * g;
-    const int32_t sdiv = flash_div(C::RSTEP, gd), smod = C::RSTEP - sdiv * g;
+    int32_t tt = opp__fastdiv(rem0 + ld_r, &gd), hg = (rem0 + ld_r) - tt * g;
+    const int32_t sdiv = opp__fastdiv(C::RSTEP, &gd), smod = C::RSTEP - sdiv * g;
 #pragma unroll
     for (int r = ld_r; r < C::BM; r += C::RSTEP) {
         if (r0 + r < nrows) {
