@@ -69,7 +69,11 @@
  * dependent of the guard launched before it (PDL, sm_90): its blocks may
  * start while the guard runs and wait (griddepcontrol.wait) before their
  * first read; they read the guard record and the sequence's cu_seqlens
- * together, and touch nothing else unless the record says SUCCESS.
+ * together, and touch nothing else unless the record says SUCCESS. The
+ * item decode and the rows' token / head-in-group divide by B Hkv, Hkv and
+ * G with a multiply and a shift (opp__fastdiv, kernels/fastdiv.h) while
+ * the dividends fit 31 bits, as every batch the guard admits short of 2^31
+ * rows does; 64-bit division above.
  * Split-KV (kernels/flash_split.cuh): on rows with DB <= OPP__SPLIT_DMAX a
  * sequence with few query rows and many keys is skipped by this launch and
  * run by flash_split_kernel over items (split, sequence, kv head), whose
