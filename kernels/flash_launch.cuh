@@ -38,6 +38,27 @@ static inline opp_status_t flash_smem_once(const void *kernel, size_t bytes, int
 
 // --- launchers
 
+/* kernel<<<grid, threads, smem, stream>>>(args...) as a programmatic
+ * dependent of the launch before it on the stream (PDL, sm_90: it may
+ * start before that one ends; its griddepcontrol.wait orders what it
+ * reads). */
+template <typename... P, typename... A>
+static opp_status_t flash_launch_dependent(void (*kernel)(P...), unsigned grid, unsigned threads,
+                                           size_t smem, struct CUstream_st *stream, A &&...args) {
+    cudaLaunchAttribute attr[1] = {};
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(threads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = (cudaStream_t)stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    OPP_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, args...));
+    return OPP_STATUS_SUCCESS;
+}
+
 /* The split launch (every split of every sequence that splits) and the
  * combine, after the main launch on the same stream. after_hopper: the
  * Hopper kernel was launched just before (on an SM 90 device); the split
@@ -55,17 +76,8 @@ static opp_status_t flash_split_enqueue(const flash_args &sa, const opp__guard_r
     OPP_TRY(flash_smem_once((const void *)flash_split_kernel<DT, S, NARROW>, smem, split_smem_set));
     const unsigned sgrid = sa.items < 0x7FFFFFFF ? (unsigned)sa.items : 0x7FFFFFFFu;
     if (after_hopper) {
-        cudaLaunchAttribute attr[1] = {};
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(sgrid);
-        cfg.blockDim = dim3(S::THREADS);
-        cfg.dynamicSmemBytes = smem;
-        cfg.stream = (cudaStream_t)stream;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        OPP_CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_split_kernel<DT, S, NARROW>, sa, rec));
+        OPP_TRY(flash_launch_dependent(flash_split_kernel<DT, S, NARROW>, sgrid, S::THREADS, smem,
+                                       stream, sa, rec));
     } else {
         flash_split_kernel<DT, S, NARROW>
             <<<sgrid, S::THREADS, smem, (cudaStream_t)stream>>>(sa, rec);
@@ -179,17 +191,8 @@ static opp_status_t flash_enqueue_main(flash_args &a, const opp__problem_t *p,
             flash_smem_once((const void *)flash_attention_kernel<DT, M>, M::SMEM_BYTES, smem_set));
         const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
         /* a programmatic dependent of the guard, launched just before */
-        cudaLaunchAttribute attr[1] = {};
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(grid);
-        cfg.blockDim = dim3(M::THREADS);
-        cfg.dynamicSmemBytes = M::SMEM_BYTES;
-        cfg.stream = (cudaStream_t)stream;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        OPP_CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_attention_kernel<DT, M>, a, rec));
+        OPP_TRY(flash_launch_dependent(flash_attention_kernel<DT, M>, grid, M::THREADS,
+                                       M::SMEM_BYTES, stream, a, rec));
         OPP_CUDA_TRY(cudaGetLastError());
     }
     return OPP_STATUS_SUCCESS;
@@ -213,6 +216,21 @@ static inline opp_status_t flash_two_fit(size_t bytes, int *cache, bool *fit) {
     return OPP_STATUS_SUCCESS;
 }
 
+/* The main launch of X (flash_enqueue_main) when an SM of the current
+ * device holds two of its blocks (flash_two_fit, one cache per X); *done:
+ * whether it ran. */
+template <int DT, class X>
+static opp_status_t flash_enqueue_if_two(flash_args &a, const opp__problem_t *p,
+                                         const opp__guard_record_t *rec, struct CUstream_st *stream,
+                                         bool *done) {
+    static int fit_cache[OPP__DEVICE_CACHE_SLOTS];
+    OPP_TRY(flash_two_fit(X::SMEM_BYTES, fit_cache, done));
+    if (*done) {
+        OPP_TRY((flash_enqueue_main<DT, X>(a, p, rec, stream)));
+    }
+    return OPP_STATUS_SUCCESS;
+}
+
 /* The line's launch: the main launch of C (flash_enqueue_main) or, for the
  * DB 256 BM 128 line where an SM holds two of them, of the pair tile (BM
  * 64, four warps, C's BN: the same key-block grid, so the same bits; two
@@ -230,24 +248,16 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
                                  struct CUstream_st *stream) {
     flash_args a = flash_args_init(p, plan, C::DB);
     const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
-    bool pair = false;
+    bool other = false; /* the main launch ran on the pair tile or the ring */
     if constexpr (C::DB == 256 && C::BM == 128) {
-        typedef flash_cfg<C::DB, 64, C::BN, 4> P;
-        static int fit_cache[OPP__DEVICE_CACHE_SLOTS];
-        OPP_TRY(flash_two_fit(P::SMEM_BYTES, fit_cache, &pair));
-        if (pair) {
-            OPP_TRY((flash_enqueue_main<DT, P>(a, p, rec, stream)));
-        }
+        OPP_TRY(
+            (flash_enqueue_if_two<DT, flash_cfg<C::DB, 64, C::BN, 4>>(a, p, rec, stream, &other)));
     }
     if constexpr (C::DB <= 128) {
-        typedef flash_cfg<C::DB, C::BM, C::BN, C::NW, 2> R;
-        static int ring_cache[OPP__DEVICE_CACHE_SLOTS];
-        OPP_TRY(flash_two_fit(R::SMEM_BYTES, ring_cache, &pair));
-        if (pair) {
-            OPP_TRY((flash_enqueue_main<DT, R>(a, p, rec, stream)));
-        }
+        OPP_TRY((flash_enqueue_if_two<DT, flash_cfg<C::DB, C::BM, C::BN, C::NW, 2>>(
+            a, p, rec, stream, &other)));
     }
-    if (!pair) {
+    if (!other) {
         OPP_TRY((flash_enqueue_main<DT, C>(a, p, rec, stream)));
     }
     if constexpr (C::DB <= OPP__SPLIT_DMAX) {
