@@ -335,46 +335,52 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         float sc[C::BN / 2];        /* S, then P (fp32) */
         uint32_t pa[C::BN / 16][4]; /* P in the storage type: the A fragments of P V */
 
-        /* S = Q K^T of the block in stage s: issued, not waited for */
+        /* S = Q K^T of the block in stage s: issued, not waited for. The
+         * consumer and the stage are made compile-time indices
+         * (hop_uniform_switch): the descriptors are then uniform, one
+         * uniform add a k16 step (hop_desc_at), no per-operand R2UR */
         auto issue_qk = [&](uint32_t s) {
-            /* the descriptors are built here, at each issue (a few integer
-             * operations under the products), not hoisted out of the loops
-             * into registers the accumulators need */
-            uint32_t qb = sq + c * 64 * 128, kb = sk(s);
-            hop_fence_reg(qb);
-            hop_fence_reg(kb);
-            wgmma_fence();
+            hop_uniform_switch<C::NC>((uint32_t)c, [&](auto ci) {
+                hop_uniform_switch<C::STAGES>(s, [&](auto si) {
+                    const uint32_t ql = hop_desc_lo(sq + decltype(ci)::value * 64 * 128, 16),
+                                   kl = hop_desc_lo(sk(decltype(si)::value), 16);
+                    wgmma_fence();
 #pragma unroll
-            for (int ks = 0; ks < C::DB / 16; ++ks) {
-                const uint64_t da = hop_desc(qb + (ks / 4) * C::Q_PANEL + (ks % 4) * 32, 16, 1024);
-                const uint64_t db = hop_desc(kb + (ks / 4) * C::KV_PANEL + (ks % 4) * 32, 16, 1024);
-                if constexpr (C::BN == 128) {
-                    wgmma_ss_n128<DT>(sc, da, db, ks > 0 ? 1 : 0);
-                } else if constexpr (C::BN == 96) {
-                    wgmma_ss_n96<DT>(sc, da, db, ks > 0 ? 1 : 0);
-                } else {
-                    wgmma_ss_n64<DT>(sc, da, db, ks > 0 ? 1 : 0);
-                }
-            }
-            wgmma_commit();
+                    for (int ks = 0; ks < C::DB / 16; ++ks) {
+                        const uint64_t da =
+                            hop_desc_at<1024>(ql, (ks / 4) * C::Q_PANEL + (ks % 4) * 32);
+                        const uint64_t db =
+                            hop_desc_at<1024>(kl, (ks / 4) * C::KV_PANEL + (ks % 4) * 32);
+                        if constexpr (C::BN == 128) {
+                            wgmma_ss_n128<DT>(sc, da, db, ks > 0 ? 1 : 0);
+                        } else if constexpr (C::BN == 96) {
+                            wgmma_ss_n96<DT>(sc, da, db, ks > 0 ? 1 : 0);
+                        } else {
+                            wgmma_ss_n64<DT>(sc, da, db, ks > 0 ? 1 : 0);
+                        }
+                    }
+                    wgmma_commit();
+                });
+            });
         };
         /* O += P V of the block in stage s: issued, not waited for */
         auto issue_pv = [&](uint32_t s) {
-            uint32_t vb = sv(s);
-            hop_fence_reg(vb);
-            wgmma_fence();
+            hop_uniform_switch<C::STAGES>(s, [&](auto si) {
+                const uint32_t vl = hop_desc_lo(sv(decltype(si)::value), C::KV_PANEL);
+                wgmma_fence();
 #pragma unroll
-            for (int kk = 0; kk < C::BN / 16; ++kk) {
-                const uint64_t db = hop_desc(vb + kk * 2048, C::KV_PANEL, 1024);
-                if constexpr (C::DB == 64) {
-                    wgmma_rs_n64<DT>(o, pa[kk], db, 1);
-                } else if constexpr (C::DB == 128) {
-                    wgmma_rs_n128<DT>(o, pa[kk], db, 1);
-                } else {
-                    wgmma_rs_n256<DT>(o, pa[kk], db, 1);
+                for (int kk = 0; kk < C::BN / 16; ++kk) {
+                    const uint64_t db = hop_desc_at<1024>(vl, kk * 2048);
+                    if constexpr (C::DB == 64) {
+                        wgmma_rs_n64<DT>(o, pa[kk], db, 1);
+                    } else if constexpr (C::DB == 128) {
+                        wgmma_rs_n128<DT>(o, pa[kk], db, 1);
+                    } else {
+                        wgmma_rs_n256<DT>(o, pa[kk], db, 1);
+                    }
                 }
-            }
-            wgmma_commit();
+                wgmma_commit();
+            });
         };
         /* after a wait: the registers of the retired products, fenced so the
          * compiler neither reads them earlier nor reuses them before */

@@ -15,6 +15,8 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 // --- mbarriers (64-bit, in shared memory; addresses are shared-space)
 
 __device__ __forceinline__ void hop_mbar_init(uint32_t bar, uint32_t count) {
@@ -165,17 +167,47 @@ __device__ __forceinline__ void hop_fence_reg(uint32_t &r) {
     asm volatile("" : "+r"(r)::"memory");
 }
 
+/* f(std::integral_constant<uint32_t, I>{}) for the I == v of 0 .. N - 1
+ * (v < N, the same on every lane of the warp): a run-time index made a
+ * compile-time one, so that what f computes from it (shared addresses,
+ * wgmma descriptors) is uniform and ptxas keeps it in uniform registers
+ * (no per-operand R2UR). Each test is a warp vote, a predicate ptxas knows
+ * to be uniform: a wgmma in a branch it cannot prove uniform would be
+ * serialized (C7520). */
+template <uint32_t N, uint32_t I = 0, class F>
+__device__ __forceinline__ void hop_uniform_switch(uint32_t v, F &&f) {
+    if constexpr (I + 1 < N) {
+        if (__all_sync(0xFFFFFFFFu, v == I)) {
+            f(std::integral_constant<uint32_t, I>{});
+        } else {
+            hop_uniform_switch<N, I + 1>(v, f);
+        }
+    } else {
+        f(std::integral_constant<uint32_t, I>{});
+    }
+}
+
 // --- shared-memory matrix descriptors (128-byte swizzle)
 
-/* Descriptor of a swizzled operand at shared address addr: lbo / sbo are
- * the leading / stride byte offsets (PTX ISA, "matrix descriptor"):
+/* Descriptor of a swizzled operand at shared address base + off: lbo / sbo
+ * are the leading / stride byte offsets (PTX ISA, "matrix descriptor"):
  *   K-major (Q, K): sbo = 1024 (next 8 rows), lbo unused (16);
  *                   a k16 step inside a panel is +32 bytes of address
  *   N-major (V):    sbo = 1024 (next 8 keys), lbo = the distance between
- *                   64-column panels; a k16 step is +2048 bytes */
-__device__ __forceinline__ uint64_t hop_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-    return (uint64_t)((addr & 0x3FFFFu) >> 4) | ((uint64_t)((lbo & 0x3FFFFu) >> 4) << 16) |
-           ((uint64_t)((sbo & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
+ *                   64-column panels; a k16 step is +2048 bytes
+ * In two parts, so that the k16 steps of one product cost one add each:
+ * hop_desc_lo(base, lbo) is the low word (address field: bits 0-13 =
+ * address / 16; lbo field: bits 16-29), computed once per product;
+ * hop_desc_at<SBO>(lo, off) adds off / 16 to it and the constant high word
+ * (sbo field, 128-byte swizzle at bit 62). Shared addresses are below 2^18,
+ * so base + off's address field is base's plus off / 16, with no carry out
+ * of its 14 bits: the same 64 bits as the whole formula at base + off. */
+__device__ __forceinline__ uint32_t hop_desc_lo(uint32_t base, uint32_t lbo) {
+    return ((base & 0x3FFFFu) >> 4) | (((lbo & 0x3FFFFu) >> 4) << 16);
+}
+template <uint32_t SBO> __device__ __forceinline__ uint64_t hop_desc_at(uint32_t lo, uint32_t off) {
+    constexpr uint32_t hi = ((SBO & 0x3FFFFu) >> 4) | (1u << 30);
+    return (uint64_t)(lo + (off >> 4)) | ((uint64_t)hi << 32);
 }
 
 #endif /* OPP_KERNELS_HOPPER_OPS_CUH */
