@@ -136,7 +136,8 @@ struct flash_args {
     float *part_o;    /* split launch: [P, Hq, Dv] */
     float2 *part_ml;  /* split launch: [P, Hq] */
     float scale_log2; /* scale * log2(e) (no softcap) */
-    float cap_scale;  /* scale / softcap (softcap on) */
+    float cap_scale;  /* scale / softcap (softcap on; the FFMA kernel's flash_tanh) */
+    float cap_x2;     /* 2 log2(e) scale / softcap (softcap on; flash_softcap) */
     float cap_log2;   /* softcap * log2(e); 0: softcap off */
     int32_t is_causal;
     /* the Hopper D 64 pair's launch (kernels/hopper_items.cuh): 0 every
@@ -376,7 +377,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         if (a.cap_log2 != 0.0f) {
 #pragma unroll
             for (int i = 0; i < C::MT; ++i) {
-                flash_softcap(s[i], a.cap_log2, a.cap_scale);
+                flash_softcap(s[i], a.cap_log2, a.cap_x2);
             }
         }
         /* masks: only in blocks holding a key some row of the tile must not see */

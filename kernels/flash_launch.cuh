@@ -163,6 +163,7 @@ static inline flash_args flash_args_init(const opp__problem_t *p, const opp__pla
     a.scale_log2 = p->a.softmax_scale * log2e;
     if (p->a.softcap > 0.0f) {
         a.cap_scale = p->a.softmax_scale / p->a.softcap;
+        a.cap_x2 = 2.0f * log2e * a.cap_scale;
         a.cap_log2 = p->a.softcap * log2e;
     }
     a.is_causal = p->a.is_causal;

@@ -158,6 +158,13 @@ __device__ __forceinline__ float flash_exp2(float x) {
     return y;
 }
 
+/* 1 / x (MUFU.RCP, rcp.approx: 1 / +-inf = +-0). */
+__device__ __forceinline__ float flash_rcp(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
 /* tanh(x) = sign(x) (1 - 2 / (e^{2|x|} + 1)): one ex2 and one reciprocal,
  * a few ulp of float (MUFU.TANH's 2^-11 would cost softcap ~0.1% of a
  * score). Saturates to +-1 for large |x|. */
