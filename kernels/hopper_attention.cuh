@@ -117,6 +117,12 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
     /* the register file split by setmaxnreg: the producer warpgroup's
      * claims and loads need few, the consumers' accumulators many */
     static constexpr int PRODUCER_REGS = 56;
+    /* wgmma descriptors in uniform registers (issue_qk / issue_pv): from DB
+     * 128 on; at DB 64 (four stages, up to three consumers: up to 12 copies
+     * of the Q K^T issue) the H200 ran encoder_mha_f16 2.6 % and
+     * sweep_d64_causal_L1024 2.2 % slower with them (bench/RESULTS.md,
+     * eighteenth session), so DB 64 builds them at each issue */
+    static constexpr bool UNIFORM_DESC = DB_ >= 128;
     static constexpr int CONSUMER_REGS = NC_ == 2 ? 224 : 152;
     /* named barriers: 1 (the consumers, the last block's V rows), 2 .. 2 +
      * NC - 1 (pingpong: consumer c's turn), then one per consumer (its
@@ -335,42 +341,61 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         float sc[C::BN / 2];        /* S, then P (fp32) */
         uint32_t pa[C::BN / 16][4]; /* P in the storage type: the A fragments of P V */
 
-        /* S = Q K^T of the block in stage s: issued, not waited for. The
-         * consumer and the stage are made compile-time indices
-         * (hop_uniform_switch): the descriptors are then uniform, one
-         * uniform add a k16 step (hop_desc_at), no per-operand R2UR */
+        /* S = Q K^T of the block in stage s: issued, not waited for. With
+         * C::UNIFORM_DESC the consumer and the stage are made compile-time
+         * indices (hop_uniform_switch): the descriptors are then uniform, one
+         * uniform add a k16 step (hop_desc_at), no per-operand R2UR; else
+         * they are built at each issue from the fenced addresses (a few
+         * integer operations and two R2UR an operand, under the products) */
         auto issue_qk = [&](uint32_t s) {
-            hop_uniform_switch<C::NC>((uint32_t)c, [&](auto ci) {
-                hop_uniform_switch<C::STAGES>(s, [&](auto si) {
-                    const uint32_t ql = hop_desc_lo(sq + decltype(ci)::value * 64 * 128, 16),
-                                   kl = hop_desc_lo(sk(decltype(si)::value), 16);
-                    wgmma_fence();
+            auto qk = [&](uint32_t qb, uint32_t kb) {
+                wgmma_fence();
 #pragma unroll
-                    for (int ks = 0; ks < C::DB / 16; ++ks) {
-                        const uint64_t da =
-                            hop_desc_at<1024>(ql, (ks / 4) * C::Q_PANEL + (ks % 4) * 32);
-                        const uint64_t db =
-                            hop_desc_at<1024>(kl, (ks / 4) * C::KV_PANEL + (ks % 4) * 32);
-                        if constexpr (C::BN == 128) {
-                            wgmma_ss_n128<DT>(sc, da, db, ks > 0 ? 1 : 0);
-                        } else if constexpr (C::BN == 96) {
-                            wgmma_ss_n96<DT>(sc, da, db, ks > 0 ? 1 : 0);
-                        } else {
-                            wgmma_ss_n64<DT>(sc, da, db, ks > 0 ? 1 : 0);
-                        }
+                for (int ks = 0; ks < C::DB / 16; ++ks) {
+                    const uint32_t qo = (ks / 4) * C::Q_PANEL + (ks % 4) * 32,
+                                   ko = (ks / 4) * C::KV_PANEL + (ks % 4) * 32;
+                    uint64_t da, db;
+                    if constexpr (C::UNIFORM_DESC) {
+                        da = hop_desc_at<1024>(qb, qo);
+                        db = hop_desc_at<1024>(kb, ko);
+                    } else {
+                        da = hop_desc_at<1024>(hop_desc_lo(qb + qo, 16), 0);
+                        db = hop_desc_at<1024>(hop_desc_lo(kb + ko, 16), 0);
                     }
-                    wgmma_commit();
+                    if constexpr (C::BN == 128) {
+                        wgmma_ss_n128<DT>(sc, da, db, ks > 0 ? 1 : 0);
+                    } else if constexpr (C::BN == 96) {
+                        wgmma_ss_n96<DT>(sc, da, db, ks > 0 ? 1 : 0);
+                    } else {
+                        wgmma_ss_n64<DT>(sc, da, db, ks > 0 ? 1 : 0);
+                    }
+                }
+                wgmma_commit();
+            };
+            if constexpr (C::UNIFORM_DESC) { /* qk on the descriptors' low words */
+                hop_uniform_switch<C::NC>((uint32_t)c, [&](auto ci) {
+                    hop_uniform_switch<C::STAGES>(s, [&](auto si) {
+                        qk(hop_desc_lo(sq + decltype(ci)::value * 64 * 128, 16),
+                           hop_desc_lo(sk(decltype(si)::value), 16));
+                    });
                 });
-            });
+            } else { /* qk on the addresses */
+                uint32_t qb = sq + c * 64 * 128, kb = sk(s);
+                hop_fence_reg(qb);
+                hop_fence_reg(kb);
+                qk(qb, kb);
+            }
         };
         /* O += P V of the block in stage s: issued, not waited for */
         auto issue_pv = [&](uint32_t s) {
-            hop_uniform_switch<C::STAGES>(s, [&](auto si) {
-                const uint32_t vl = hop_desc_lo(sv(decltype(si)::value), C::KV_PANEL);
+            auto pv = [&](uint32_t vb) {
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < C::BN / 16; ++kk) {
-                    const uint64_t db = hop_desc_at<1024>(vl, kk * 2048);
+                    const uint64_t db =
+                        C::UNIFORM_DESC
+                            ? hop_desc_at<1024>(vb, kk * 2048)
+                            : hop_desc_at<1024>(hop_desc_lo(vb + kk * 2048, C::KV_PANEL), 0);
                     if constexpr (C::DB == 64) {
                         wgmma_rs_n64<DT>(o, pa[kk], db, 1);
                     } else if constexpr (C::DB == 128) {
@@ -380,7 +405,15 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     }
                 }
                 wgmma_commit();
-            });
+            };
+            if constexpr (C::UNIFORM_DESC) { /* pv on the descriptor's low word */
+                hop_uniform_switch<C::STAGES>(
+                    s, [&](auto si) { pv(hop_desc_lo(sv(decltype(si)::value), C::KV_PANEL)); });
+            } else { /* pv on the address */
+                uint32_t vb = sv(s);
+                hop_fence_reg(vb);
+                pv(vb);
+            }
         };
         /* after a wait: the registers of the retired products, fenced so the
          * compiler neither reads them earlier nor reuses them before */
