@@ -136,8 +136,7 @@ struct flash_args {
     float *part_o;    /* split launch: [P, Hq, Dv] */
     float2 *part_ml;  /* split launch: [P, Hq] */
     float scale_log2; /* scale * log2(e) (no softcap) */
-    float cap_scale;  /* scale / softcap (softcap on; the FFMA kernel's flash_tanh) */
-    float cap_x2;     /* 2 log2(e) scale / softcap (softcap on; flash_softcap) */
+    float cap_scale;  /* scale / softcap (softcap on; flash_tanh's argument) */
     float cap_log2;   /* softcap * log2(e); 0: softcap off */
     int32_t is_causal;
     /* the Hopper D 64 pair's launch (kernels/hopper_items.cuh): 0 every
@@ -147,6 +146,10 @@ struct flash_args {
     /* x / G, x / (B Hkv) and x / Hkv for 0 <= x < 2^31 (opp__fastdiv, kernels/fastdiv.h; the
      * second only when B Hkv < 2^31) */
     opp__fastdiv_t fd_g, fd_per, fd_hkv;
+    /* 2 log2(e) scale / softcap (softcap on; flash_softcap<true>, the Hopper
+     * kernel); last, so that the portable kernels' parameter offsets and
+     * code are those of the tree before it */
+    float cap_x2;
 };
 
 // --- kernels
@@ -377,7 +380,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         if (a.cap_log2 != 0.0f) {
 #pragma unroll
             for (int i = 0; i < C::MT; ++i) {
-                flash_softcap(s[i], a.cap_log2, a.cap_x2);
+                flash_softcap<false>(s[i], a.cap_log2, a.cap_scale, a.cap_x2);
             }
         }
         /* masks: only in blocks holding a key some row of the tile must not see */

@@ -148,7 +148,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         flash_qk<DT, C::DB, 1, 1, C::PITCH>(s1, q_lane, k_lane + warp * 16 * C::PITCH * 2, a.d);
         float(&s)[2][4] = s1[0];
         if (a.cap_log2 != 0.0f) {
-            flash_softcap(s, a.cap_log2, a.cap_x2);
+            flash_softcap<false>(s, a.cap_log2, a.cap_scale, a.cap_x2);
         }
         if ((int64_t)(j + 1) * C::BN > kfull) {
 #pragma unroll

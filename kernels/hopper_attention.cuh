@@ -442,7 +442,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         auto softmax = [&](int32_t j, float(&alpha)[2]) {
             float(&s)[C::BN / 8][4] = reinterpret_cast<float(&)[C::BN / 8][4]>(sc);
             if (a.cap_log2 != 0.0f) { /* softcap first (before any mask); then sl = 1 */
-                flash_softcap(s, a.cap_log2, a.cap_x2);
+                flash_softcap<true>(s, a.cap_log2, a.cap_scale, a.cap_x2);
             }
             if ((int64_t)(j + 1) * C::BN >
                 hop_ld_shared_v4(sa).w) {                   /* a key some row must not see */

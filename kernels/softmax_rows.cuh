@@ -16,7 +16,7 @@
  * kernel's flat accumulators (float[4 N8], element 4n + e) are this array.
  * Every helper is __forceinline__ and fully unrolled: with constant indices
  * the fragments stay in registers. Scalars the callers read from their
- * kernel arguments (cap_log2, cap_x2, dv) are taken by reference, so the
+ * kernel arguments (cap_log2, cap_scale, cap_x2, dv) are taken by reference, so the
  * reads stay where the loops were written inline before: the PTX and SASS
  * of both kernels are those of the inline code, instruction for instruction
  * (tools/sass_diff.sh; by value, nvcc picked another, equal, load of dv and
@@ -31,23 +31,39 @@
 #include "kernels/flash_tile.cuh"
 
 /* Softcap in the log2 domain: s = cap_log2 tanh(s cap_scale), with
- * cap_log2 = c log2(e) and cap_scale = scale / c (then sl = 1), written as
+ * cap_log2 = c log2(e) and cap_scale = scale / c (then sl = 1).
+ * FOLD (the Hopper kernel) writes it as
  *   sign(s) (cap_log2 - 2 cap_log2 / (2^(|s| cap_x2) + 1)),  cap_x2 = 2 log2(e) cap_scale
  * (tanh y = 1 - 2 / (e^{2y} + 1)): per score one FMUL, MUFU.EX2, FADD,
  * MUFU.RCP, one FFMA and the sign, the product with cap_log2 folded into
- * the FFMA (one rounding where 1 - 2 r and its product took two). Saturates
- * to +-cap_log2; +-0 stays +-0; NaN stays NaN. s: [N8][4] raw scores. */
-template <int N8>
+ * the FFMA (one rounding where 1 - 2 r and its product took two); two FMUL
+ * a score fewer than !FOLD, cap_log2 flash_tanh(s cap_scale), which the
+ * portable kernels keep: on the H200 FOLD made softcap_hd256_bf16 2.6 %
+ * faster on the Hopper kernel, 0.8-1.2 % on the portable one, where it made
+ * the D 64 kernel (no softcap) 2.5 % slower (bench/RESULTS.md, eighteenth
+ * session). Both saturate to +-cap_log2; +-0 stays +-0; NaN stays NaN.
+ * s: [N8][4] raw scores. */
+template <bool FOLD, int N8>
 __device__ __forceinline__ void flash_softcap(float (&s)[N8][4], const float &cap_log2,
-                                              const float &cap_x2) {
-    const float m2 = -2.0f * cap_log2;
+                                              const float &cap_scale, const float &cap_x2) {
+    if constexpr (FOLD) {
+        const float m2 = -2.0f * cap_log2;
 #pragma unroll
-    for (int n = 0; n < N8; ++n) {
+        for (int n = 0; n < N8; ++n) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const float x = s[n][e];
-            const float r = flash_rcp(flash_exp2(fabsf(x) * cap_x2) + 1.0f);
-            s[n][e] = copysignf(fmaf(r, m2, cap_log2), x);
+            for (int e = 0; e < 4; ++e) {
+                const float x = s[n][e];
+                const float r = flash_rcp(flash_exp2(fabsf(x) * cap_x2) + 1.0f);
+                s[n][e] = copysignf(fmaf(r, m2, cap_log2), x);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int n = 0; n < N8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                s[n][e] = cap_log2 * flash_tanh(s[n][e] * cap_scale);
+            }
         }
     }
 }
