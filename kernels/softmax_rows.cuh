@@ -38,9 +38,9 @@
  * MUFU.RCP, one FFMA and the sign, the product with cap_log2 folded into
  * the FFMA (one rounding where 1 - 2 r and its product took two); two FMUL
  * a score fewer than !FOLD, cap_log2 flash_tanh(s cap_scale), which the
- * portable kernels keep: on the H200 FOLD made softcap_hd256_bf16 2.6 %
+ * portable kernels keep: on the H200 FOLD made softcap_hd256_bf16 2.7 %
  * faster on the Hopper kernel, 0.8-1.2 % on the portable one, where it made
- * the D 64 kernel (no softcap) 2.5 % slower (bench/RESULTS.md, eighteenth
+ * the D 64 kernel (no softcap) 2.1-2.6 % slower (bench/RESULTS.md, eighteenth
  * session). Both saturate to +-cap_log2; +-0 stays +-0; NaN stays NaN.
  * s: [N8][4] raw scores. */
 template <bool FOLD, int N8>
