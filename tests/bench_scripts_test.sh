@@ -11,6 +11,7 @@
 #   - compare.py turns fixed oppbench / anchor / FA2 lines into the tables
 #     (speed ratio = FA2 ms / ours ms; the decode table with GB/s and the
 #     fraction of the copy bandwidth), and exits 2 on a missing input;
+#   - sched_model.py's makespans on a two-sequence batch worked by hand;
 #   - oppbench --help, --list and a bad --impl (exit 2).
 # Usage (from Bazel): bench_scripts_test.sh <oppbench> <bench/fa2_sweep.py>
 set -u
@@ -49,10 +50,10 @@ has() {
     fi
 }
 
-for f in bench_common.py fa2_sweep.py fa2_accuracy.py compare.py; do
+for f in bench_common.py fa2_sweep.py fa2_accuracy.py compare.py sched_model.py; do
     expect "compile_$f" 0 python3 -c "compile(open('$bench/$f').read(), '$f', 'exec')"
 done
-for f in fa2_sweep.py fa2_accuracy.py compare.py; do
+for f in fa2_sweep.py fa2_accuracy.py compare.py sched_model.py; do
     expect "help_$f" 0 python3 "$bench/$f" --help
     has "help_$f" "usage:"
 done
@@ -156,6 +157,18 @@ if grep -q "^| decode_g4_b8_kv4096 | -" "$work/compare.out"; then
     bad "compare lists the decode case as a workload"
 else ok "compare keeps decode cases out of the workload table"; fi
 expect compare_missing 2 python3 "$bench/compare.py" "$work/nothing.jsonl"
+
+# sched_model.py, non-causal, G 1, BM = BN = 128, no overhead, 2 SMs: A (L_q
+# 384, L_kv 128) is 3 items of 1 key block, B (128, 384) 1 item of 3. Batch
+# order 1 1 1 3 ends at 4 against a mean of 3 (1.333); sorted (B first:
+# 3 1 1 1) at 3 (1.000); level (m-block 2: A; 1: A; 0: B, A = 1 1 3 1) at 4;
+# lpt (3 1 1 1) at 3.
+cat >"$work/sched.json" <<'JSON'
+{"version": 1, "workloads": [{"name": "t", "dtype": "bf16", "heads": 1, "kv_heads": 1,
+ "head_size": 128, "causal": false, "lq": [384, 128], "lkv": [128, 384]}]}
+JSON
+expect sched_model 0 python3 "$bench/sched_model.py" --workloads "$work/sched.json" --sms 2 --overhead 0
+has sched_model "| t | 4 | 1.333 | 1.000 | 1.333 | 1.000 |"
 
 # oppbench without a GPU: help, lists, strict options.
 expect oppbench_help 0 "$oppbench" --help
