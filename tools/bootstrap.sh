@@ -38,6 +38,28 @@ if [ ${#missing[@]} -gt 0 ]; then
         { echo "bootstrap: apt-get install ${missing[*]} failed" >&2; exit 1; }
 fi
 
+# cuobjdump + nvdisasm for tests/sass_check_test.sh (the Hopper kernels'
+# machine code; the CUDA 13 toolkit here has neither): PyPI's wheels into
+# SASS_TOOLS. Not fatal: without them that test reports SKIPPED (and fails
+# under .ci/run's OPP_SASS_STRICT=1).
+SASS_TOOLS=/opt/liboppacked/tools
+SASS_WHEELS=(nvidia-cuda-cuobjdump==13.5.37 nvidia-cuda-nvdisasm==13.5.37)
+sass_ok() { [ -x "$SASS_TOOLS/nvidia/cu13/bin/cuobjdump" ] && [ -x "$SASS_TOOLS/nvidia/cu13/bin/nvdisasm" ]; }
+if ! sass_ok; then
+    if [ $check_only -eq 1 ]; then
+        echo "bootstrap: no cuobjdump + nvdisasm in $SASS_TOOLS: tests/sass_check_test.sh will skip" >&2
+    else
+        SUDO=""
+        [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+        echo "bootstrap: installing ${SASS_WHEELS[*]} into $SASS_TOOLS"
+        $SUDO python3 -m pip install -q --no-deps --target "$SASS_TOOLS" "${SASS_WHEELS[@]}" >/dev/null 2>&1 ||
+            $SUDO python3 -m pip install -q --no-deps --break-system-packages --target "$SASS_TOOLS" \
+                "${SASS_WHEELS[@]}" >/dev/null 2>&1
+        sass_ok || echo "bootstrap: could not install ${SASS_WHEELS[*]} (PyPI):" \
+            "tests/sass_check_test.sh will skip" >&2
+    fi
+fi
+
 fail=0
 need() { # need <path> <what it is>
     if [ ! -e "$1" ]; then

@@ -32,6 +32,7 @@
 # object (its register numbering may change while the SASS does not).
 #
 # cuobjdump and nvdisasm: $CUOBJDUMP, else the first of PATH, /usr/local/cuda/bin,
+# /opt/liboppacked/tools/nvidia/cu13/bin (tools/bootstrap.sh installs them there),
 # /tmp/cuobj/nvidia/cu13/bin and the nvidia-cuda-cuobjdump pip package of
 # ~/.pyenv (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm).
 set -euo pipefail
@@ -77,7 +78,7 @@ find_cuobjdump() {
     fi
     local c
     for c in "$(command -v cuobjdump || true)" /usr/local/cuda/bin/cuobjdump \
-        /tmp/cuobj/nvidia/cu13/bin/cuobjdump \
+        /opt/liboppacked/tools/nvidia/cu13/bin/cuobjdump /tmp/cuobj/nvidia/cu13/bin/cuobjdump \
         "$HOME"/.pyenv/versions/*/lib/python3*/site-packages/nvidia/cu13/bin/cuobjdump; do
         if [ -n "$c" ] && [ -x "$c" ] && [ -x "$(dirname "$c")/nvdisasm" ]; then
             echo "$c"

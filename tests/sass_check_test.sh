@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# sass_check_test.sh - the machine code of liboppacked.a's Hopper kernels
+# (issue 10's check: "cuobjdump -sass of liboppacked.a: HGMMA and UTMALDG
+# are present"), no GPU needed. From cuobjdump -sass -arch sm_90a:
+#   test_hopper_instances     every hopper_attention_kernel instance of
+#                             kernels/kernel_list.h's SM 90 rows is there,
+#                             as sm_90a code: f16 and bf16 x (D 64 BM 128,
+#                             D 64 BM 192 (the wide configuration), D 128,
+#                             D 256) = 8 functions
+#   test_hopper_wgmma_tma     each of them issues HGMMA (wgmma) and UTMALDG
+#                             (TMA loads); those of D <= 128 UTMASTG too (the
+#                             O tile's TMA store)
+#   test_hopper_no_local      none of them touches local memory (LDL / STL:
+#                             a spill or a stack array in the hot loop)
+# The lines are CMocka's, so tools/ci_summary.py counts three cases. Without
+# cuobjdump and nvdisasm (the CUDA 13 toolkit here has neither; tools/
+# bootstrap.sh installs PyPI's nvidia-cuda-cuobjdump and -nvdisasm into
+# /opt/liboppacked/tools) each case is SKIPPED, unless OPP_SASS_STRICT=1
+# (.ci/run sets it: --test_env), which makes that a failure.
+#
+#   sass_check_test.sh LIBOPPACKED_A...   (the first argument named liboppacked.a)
+set -u
+
+lib=""
+for f in "$@"; do
+    case "$f" in */liboppacked.a) lib=$f ;; esac
+done
+cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local)
+report() { # report STATUS CASE [MESSAGE]
+    echo "[ RUN      ] $2"
+    [ -n "${3:-}" ] && echo "$3"
+    case "$1" in
+    OK) echo "[       OK ] $2" ;;
+    SKIPPED) echo "[  SKIPPED ] $2" ;;
+    *) echo "[  FAILED  ] $2" ;;
+    esac
+}
+if [ -z "$lib" ] || [ ! -s "$lib" ]; then
+    for c in "${cases[@]}"; do report FAILED "$c" "no liboppacked.a among the arguments: $*"; done
+    exit 1
+fi
+
+# cuobjdump with nvdisasm beside it
+tool=""
+for d in "${OPP_CUOBJDUMP_DIR:-}" /usr/local/cuda/bin /opt/liboppacked/tools/nvidia/cu13/bin; do
+    if [ -n "$d" ] && [ -x "$d/cuobjdump" ] && [ -x "$d/nvdisasm" ]; then
+        tool=$d
+        break
+    fi
+done
+if [ -z "$tool" ]; then
+    why="no cuobjdump + nvdisasm (tools/bootstrap.sh installs them into /opt/liboppacked/tools)"
+    if [ "${OPP_SASS_STRICT:-0}" = 1 ]; then
+        for c in "${cases[@]}"; do report FAILED "$c" "$why; OPP_SASS_STRICT=1"; done
+        exit 1
+    fi
+    for c in "${cases[@]}"; do report SKIPPED "$c" "$why"; done
+    exit 0
+fi
+
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+if ! PATH="$tool:$PATH" "$tool/cuobjdump" -sass -arch sm_90a "$lib" >"$tmp/sass.txt" 2>"$tmp/err.txt"; then
+    for c in "${cases[@]}"; do
+        report FAILED "$c" "cuobjdump -sass -arch sm_90a failed: $(head -c 400 "$tmp/err.txt")"
+    done
+    exit 1
+fi
+
+# per Hopper function: its counts of HGMMA, UTMALDG, UTMASTG, LDL / STL
+awk '/Function : / { f = $3; if (f ~ /hopper_attention_kernel/) { n[f] = 1 } }
+     f in n && /[ \t]HGMMA/ { h[f]++ }
+     f in n && /[ \t]UTMALDG/ { t[f]++ }
+     f in n && /[ \t]UTMASTG/ { s[f]++ }
+     f in n && /[ \t](LDL|STL)[ .]/ { l[f]++ }
+     END { for (k in n) printf "%s %d %d %d %d\n", k, h[k], t[k], s[k], l[k] }' \
+    "$tmp/sass.txt" | sort >"$tmp/funcs.txt"
+
+status=0
+# 1. the eight instances: hop_cfg<DB, BN, NC> for DT 10 (f16) and 16 (bf16)
+want=""
+for dt in 10 16; do
+    for cfg in "Li64ELi128ELi2E" "Li64ELi96ELi3E" "Li128ELi128ELi2E" "Li256ELi64ELi2E"; do
+        want="$want _Z23hopper_attention_kernelILi${dt}E7hop_cfgI${cfg}EEv8hop_maps10flash_argsP17opp__guard_record"
+    done
+done
+missing=""
+for w in $want; do
+    grep -q "^$w " "$tmp/funcs.txt" || missing="$missing $w"
+done
+if [ -z "$missing" ] && [ "$(wc -l <"$tmp/funcs.txt")" -eq 8 ]; then
+    report OK test_hopper_instances "8 hopper_attention_kernel instances in sm_90a code"
+else
+    report FAILED test_hopper_instances "missing:${missing:- none}; found:
+$(cat "$tmp/funcs.txt")"
+    status=1
+fi
+
+# 2. HGMMA and UTMALDG everywhere, UTMASTG where DB <= 128
+bad=$(awk '{ db = ($1 ~ /Li256E/) ? 256 : 128
+             if ($2 == 0 || $3 == 0 || (db <= 128 && $4 == 0)) print }' "$tmp/funcs.txt")
+if [ -z "$bad" ] && [ -s "$tmp/funcs.txt" ]; then
+    report OK test_hopper_wgmma_tma "$(awk '{n = $1; sub(/^_Z23hopper_attention_kernel/, "", n)
+        sub(/EEv8hop_maps.*/, "", n); printf "%s HGMMA %d UTMALDG %d UTMASTG %d\n", n, $2, $3, $4}' \
+        "$tmp/funcs.txt")"
+else
+    report FAILED test_hopper_wgmma_tma "without HGMMA, UTMALDG or (D <= 128) UTMASTG:
+${bad:-no Hopper function at all}"
+    status=1
+fi
+
+# 3. no local memory
+bad=$(awk '$5 > 0' "$tmp/funcs.txt")
+if [ -z "$bad" ] && [ -s "$tmp/funcs.txt" ]; then
+    report OK test_hopper_no_local "no LDL / STL in the Hopper kernels"
+else
+    report FAILED test_hopper_no_local "local memory (name HGMMA UTMALDG UTMASTG LDL/STL):
+${bad:-no Hopper function at all}"
+    status=1
+fi
+exit $status
