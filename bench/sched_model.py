@@ -18,8 +18,9 @@ workload: items, and the makespan over the mean load of an SM
           locality: a level touches every pair's keys; for reference)
   lpt     every item by cost descending (the ideal list order)
 f32 workloads (the FFMA kernel) are left out; the split-KV rows (decode)
-are modelled as if the Hopper kernel ran them. It models no memory traffic: an order that spreads the running items over
-many pairs (level, lpt) loses the L2 reuse that batch and sorted keep.
+are modelled as if the Hopper kernel ran them. It models no memory
+traffic: an order that spreads the running items over many pairs (level,
+lpt) loses the L2 reuse that batch and sorted keep.
 
   python3 bench/sched_model.py [--workloads FILE] [--sms 132] [--overhead 1.5]
 """
@@ -44,8 +45,8 @@ def config(w, lkv):
 
 
 def item_cost(w, lq, lkv, mb, bm, bn, overhead):
-    """Key blocks of m-block mb of a sequence (0 when it has no token), plus
-    the overhead."""
+    """Key blocks of m-block mb of a sequence plus the overhead; None when
+    the m-block has no token."""
     g = w["heads"] // w["kv_heads"]
     bmt = bm // g
     if mb * bmt >= lq:
@@ -107,7 +108,6 @@ def main():
         by_len = sorted(batch, key=lambda b: (-w["lkv"][b], b))
         rows = [items(w, batch, args.overhead), items(w, by_len, args.overhead),
                 items(w, by_len, args.overhead, level=True)]
-        rows = [[c for c in r if c is not None] for r in rows]
         lpt = sorted(rows[0], reverse=True)
         spans = [makespan(r, args.sms) for r in rows + [lpt]]
         print("| %s | %d | %s |" % (w["name"], len(rows[0]),

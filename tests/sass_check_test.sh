@@ -13,14 +13,16 @@
 #   test_hopper_no_local      none of them touches local memory (LDL / STL:
 #                             a spill or a stack array in the hot loop)
 # The lines are CMocka's, so tools/ci_summary.py counts three cases. Without
-# cuobjdump and nvdisasm (the CUDA 13 toolkit here has neither; tools/
-# bootstrap.sh installs PyPI's nvidia-cuda-cuobjdump and -nvdisasm into
-# /opt/liboppacked/tools) each case is SKIPPED, unless OPP_SASS_STRICT=1
+# cuobjdump and nvdisasm (tools/find_cuobjdump.sh looks for them; the CUDA
+# 13 toolkit here has neither, tools/bootstrap.sh installs PyPI's
+# nvidia-cuda-cuobjdump and -nvdisasm into /opt/liboppacked/tools) each case is SKIPPED, unless OPP_SASS_STRICT=1
 # (.ci/run sets it: --test_env), which makes that a failure.
 #
-#   sass_check_test.sh LIBOPPACKED_A...   (the first argument named liboppacked.a)
+#   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A...   (the first named liboppacked.a)
 set -u
 
+finder=$1
+shift
 lib=""
 for f in "$@"; do
     case "$f" in */liboppacked.a) lib=$f ;; esac
@@ -40,15 +42,11 @@ if [ -z "$lib" ] || [ ! -s "$lib" ]; then
     exit 1
 fi
 
-# cuobjdump with nvdisasm beside it
-tool=""
-for d in "${OPP_CUOBJDUMP_DIR:-}" /usr/local/cuda/bin /opt/liboppacked/tools/nvidia/cu13/bin; do
-    if [ -n "$d" ] && [ -x "$d/cuobjdump" ] && [ -x "$d/nvdisasm" ]; then
-        tool=$d
-        break
-    fi
-done
-if [ -z "$tool" ]; then
+# cuobjdump with nvdisasm beside it (tools/find_cuobjdump.sh)
+# shellcheck source=../tools/find_cuobjdump.sh
+. "$finder"
+cuobjdump=$(opp_find_cuobjdump)
+if [ -z "$cuobjdump" ]; then
     why="no cuobjdump + nvdisasm (tools/bootstrap.sh installs them into /opt/liboppacked/tools)"
     if [ "${OPP_SASS_STRICT:-0}" = 1 ]; then
         for c in "${cases[@]}"; do report FAILED "$c" "$why; OPP_SASS_STRICT=1"; done
@@ -59,7 +57,7 @@ if [ -z "$tool" ]; then
 fi
 
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
-if ! PATH="$tool:$PATH" "$tool/cuobjdump" -sass -arch sm_90a "$lib" >"$tmp/sass.txt" 2>"$tmp/err.txt"; then
+if ! PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -sass -arch sm_90a "$lib" >"$tmp/sass.txt" 2>"$tmp/err.txt"; then
     for c in "${cases[@]}"; do
         report FAILED "$c" "cuobjdump -sass -arch sm_90a failed: $(head -c 400 "$tmp/err.txt")"
     done

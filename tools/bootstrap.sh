@@ -19,6 +19,8 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
 
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
 missing=()
 for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,8 +32,6 @@ if [ ${#missing[@]} -gt 0 ]; then
         exit 1
     fi
     echo "bootstrap: installing ${missing[*]}"
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq || { echo "bootstrap: apt-get update failed" >&2; exit 1; }
     $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null ||
@@ -49,8 +49,6 @@ if ! sass_ok; then
     if [ $check_only -eq 1 ]; then
         echo "bootstrap: no cuobjdump + nvdisasm in $SASS_TOOLS: tests/sass_check_test.sh will skip" >&2
     else
-        SUDO=""
-        [ "$(id -u)" -ne 0 ] && SUDO="sudo"
         echo "bootstrap: installing ${SASS_WHEELS[*]} into $SASS_TOOLS"
         $SUDO python3 -m pip install -q --no-deps --target "$SASS_TOOLS" "${SASS_WHEELS[@]}" >/dev/null 2>&1 ||
             $SUDO python3 -m pip install -q --no-deps --break-system-packages --target "$SASS_TOOLS" \

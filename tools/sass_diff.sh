@@ -31,10 +31,8 @@
 # for GPUs newer than the SASS list) is compared too, as one extra line per
 # object (its register numbering may change while the SASS does not).
 #
-# cuobjdump and nvdisasm: $CUOBJDUMP, else the first of PATH, /usr/local/cuda/bin,
-# /opt/liboppacked/tools/nvidia/cu13/bin (tools/bootstrap.sh installs them there),
-# /tmp/cuobj/nvidia/cu13/bin and the nvidia-cuda-cuobjdump pip package of
-# ~/.pyenv (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm).
+# cuobjdump and nvdisasm: tools/find_cuobjdump.sh ($CUOBJDUMP, else PATH,
+# /usr/local/cuda/bin, /opt/liboppacked/tools (tools/bootstrap.sh), ...).
 set -euo pipefail
 
 usage() {
@@ -71,22 +69,9 @@ if [ -n "$new_rev" ]; then
 fi
 
 # --- cuobjdump
-find_cuobjdump() {
-    if [ -n "${CUOBJDUMP:-}" ]; then
-        echo "$CUOBJDUMP"
-        return
-    fi
-    local c
-    for c in "$(command -v cuobjdump || true)" /usr/local/cuda/bin/cuobjdump \
-        /opt/liboppacked/tools/nvidia/cu13/bin/cuobjdump /tmp/cuobj/nvidia/cu13/bin/cuobjdump \
-        "$HOME"/.pyenv/versions/*/lib/python3*/site-packages/nvidia/cu13/bin/cuobjdump; do
-        if [ -n "$c" ] && [ -x "$c" ] && [ -x "$(dirname "$c")/nvdisasm" ]; then
-            echo "$c"
-            return
-        fi
-    done
-}
-cuobjdump="$(find_cuobjdump)"
+# shellcheck source=find_cuobjdump.sh
+. "$(dirname "${BASH_SOURCE[0]}")/find_cuobjdump.sh"
+cuobjdump="$(opp_find_cuobjdump)"
 [ -n "$cuobjdump" ] || {
     echo "sass_diff: no cuobjdump with an nvdisasm beside it (see the header)" >&2
     exit 2
