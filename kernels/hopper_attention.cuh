@@ -66,7 +66,9 @@
  * its programmatic dependent: its blocks start on the SMs this launch's
  * blocks leave.
  * Work: items (m-block, sequence, kv head) in (sequence, kv head) pairs,
- * each pair's highest m-blocks (under causal masking the longest) first.
+ * the sequences with the most keys first (each block sorts them at its
+ * start, hop_sort_sequences), each pair's highest m-blocks (under causal
+ * masking the longest) first.
  * A grid of one block per SM claims them one at a time from a counter in
  * the guard record, which the guard zeroes on every call (graph replays
  * included); the producer's warp claims the next item while the consumers
@@ -113,7 +115,9 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
     static constexpr uint32_t O_OFF = Q_BYTES + 2 * STAGES * KV_BYTES; /* from the aligned base */
     static constexpr uint32_t O_BYTES = TMA_O ? Q_BYTES : 0;
     static constexpr uint32_t BAR_OFF = O_OFF + O_BYTES;
-    static constexpr size_t SMEM_BYTES = 1024 + (size_t)BAR_OFF + 256;
+    /* the sequence order (hop_sort_sequences), after the mbarriers and slots */
+    static constexpr uint32_t PERM_OFF = BAR_OFF + 256;
+    static constexpr size_t SMEM_BYTES = 1024 + (size_t)PERM_OFF + 2 * OPP__HOPPER_SORT_MAX;
     /* the register file split by setmaxnreg: the producer warpgroup's
      * claims and loads need few, the consumers' accumulators many */
     static constexpr int PRODUCER_REGS = 56;
@@ -152,6 +156,9 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
     static_assert(128 * PRODUCER_REGS + CTHREADS * CONSUMER_REGS <= 65536, "register file");
     static_assert(NC_ == 2 || NC_ == 3, "two or three consumers");
+    static_assert(OPP__HOPPER_SORT_MAX >= 0 && OPP__HOPPER_SORT_MAX <= 65536 &&
+                      4u * OPP__HOPPER_SORT_MAX <= KV_BYTES,
+                  "uint16 sequence indices; the sort's keys fit in a K stage");
     static_assert(EPI_BAR + NC_ <= 16, "named barriers");
 };
 
@@ -223,6 +230,12 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         }
         hop_mbar_init_fence();
     }
+    /* the items' sequence order: the sort's keys in the first K stage,
+     * before any load lands there */
+    const uint16_t *perm =
+        hop_sort_sequences<C>(a, (int32_t *)(gbase + C::Q_BYTES), (uint16_t *)(gbase + C::PERM_OFF))
+            ? (const uint16_t *)(gbase + C::PERM_OFF)
+            : NULL;
     hop_fence_proxy_async();
     __syncthreads();
 
@@ -243,11 +256,11 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         /* the claim counter (64-bit alike); the D 64 pair's wide launch has its own */
         unsigned long long *ctr =
             (unsigned long long *)(C::PAIR && C::NC == 3 ? &rec->work_next_wide : &rec->work_next);
-        int64_t w = hop_claim<C>(a, bmt, ctr, true);
+        int64_t w = hop_claim<C>(a, perm, bmt, ctr, true);
         for (;;) {
             hop_where at = {0, 0, -1};
             if (w < a.items) {
-                at = hop_where_of(a, w);
+                at = hop_where_of(a, perm, w);
             }
             hop_item t;
             const bool has = at.mb >= 0 && hop_item_at<C>(a, at, bmt, t);
@@ -297,7 +310,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 }
             }
             /* the next claim: under the consumers' last key blocks */
-            w = hop_claim<C>(a, bmt, ctr, false);
+            w = hop_claim<C>(a, perm, bmt, ctr, false);
         }
     }
 

@@ -4,7 +4,10 @@
  *
  *   item w in 0 .. items-1, items = n_mb * B * Hkv, n_mb = ceil(max_seqlen_q / BMT)
  *   w -> (sequence b, kv head hk, m-block mb): the (b, hk) pairs in turn,
- *        each pair's m-blocks highest first (hop_where_of)
+ *        the sequences with the most keys first (hop_sort_sequences: a
+ *        permutation every block computes from cu_seqlens or nonpad, up
+ *        to OPP__HOPPER_SORT_MAX sequences; else in batch order), each
+ *        pair's m-blocks highest first (hop_where_of)
  *   (b, hk, mb) -> tokens t0 .. t0 + BMT - 1 of sequence b, its key blocks
  *        and keys every row sees (hop_item_at), from cu_seqlens or nonpad
  *        on the device
@@ -63,20 +66,40 @@ struct hop_item {
     int32_t bcoord;  /* TMA batch coordinate (padded: b; packed: 0) */
 };
 
+/* The sequence order of the items (hop_where_of): perm[rank] = b, the
+ * sequences by their keys of this launch (hop_tokens: no tokens counts as
+ * -1) descending, equal keys by b. Every thread of the block calls it;
+ * keys: OPP__HOPPER_SORT_MAX int32 of scratch shared memory, perm: the
+ * same number of uint16 that the block keeps. false (perm unwritten):
+ * more than OPP__HOPPER_SORT_MAX sequences, the items go in batch order.
+ * The longest sequences' pairs first, so the last items of a launch are
+ * the short ones: bench/sched_model.py's list-scheduling model puts the
+ * makespan of the fixed workloads 1.2-8.3 % above the mean load of an SM
+ * in batch order and 0.4-3.2 % in this one (softcap_hd256_bf16 the most;
+ * bench/RESULTS.md, nineteenth session). The pairs stay whole runs of
+ * items, so the blocks running at once still share one pair's keys and
+ * values in L2. Which order runs the items never changes an item's
+ * arithmetic. Ends with __syncthreads. */
+template <class C>
+__device__ bool hop_sort_sequences(const flash_args &a, int32_t *keys, uint16_t *perm);
+
 /* Where item w is: sequence b, kv head hk, m-block mb. Index order: the
- * (sequence, kv head) pairs in turn, each one's m-blocks highest first
- * (under causal masking the longest first), so the blocks running at
- * once mostly share one pair's keys and values in L2. */
+ * (sequence, kv head) pairs in turn, sequence rank by rank (perm; NULL:
+ * batch order), each pair's m-blocks highest first (under causal masking
+ * the longest first), so the blocks running at once mostly share one
+ * pair's keys and values in L2. */
 struct hop_where {
     int32_t b, hk, mb;
 };
 
-__device__ __forceinline__ hop_where hop_where_of(const flash_args &a, int64_t w) {
+__device__ __forceinline__ hop_where hop_where_of(const flash_args &a, const uint16_t *perm,
+                                                  int64_t w) {
     const int64_t pair = w / a.n_mb;
     hop_where at;
     at.mb = (int32_t)(a.n_mb - 1 - (w - pair * a.n_mb));
-    at.b = (int32_t)(pair / a.hkv);
-    at.hk = (int32_t)(pair - (int64_t)at.b * a.hkv);
+    const int32_t rank = (int32_t)(pair / a.hkv);
+    at.b = perm != NULL ? (int32_t)perm[rank] : rank;
+    at.hk = (int32_t)(pair - (int64_t)rank * a.hkv);
     return at;
 }
 
@@ -139,8 +162,8 @@ template <class C> __device__ __forceinline__ int32_t hop_tokens(const flash_arg
  * empty, so no block claims those) and claims again.
  * Else (one block per item): blockIdx.x, once. */
 template <class C>
-__device__ int64_t hop_claim(const flash_args &a, int32_t bmt, unsigned long long *ctr,
-                             bool first) {
+__device__ int64_t hop_claim(const flash_args &a, const uint16_t *perm, int32_t bmt,
+                             unsigned long long *ctr, bool first) {
     if (!C::PERSISTENT) {
         return first ? (int64_t)blockIdx.x : a.items;
     }
@@ -156,7 +179,9 @@ __device__ int64_t hop_claim(const flash_args &a, int32_t bmt, unsigned long lon
         }
         const int64_t pair = w / a.n_mb;
         const int64_t mb = a.n_mb - 1 - (w - pair * a.n_mb);
-        const int64_t nmb = ((int64_t)hop_tokens<C>(a, pair / a.hkv) + bmt - 1) / bmt;
+        const int64_t rank = pair / a.hkv;
+        const int64_t nmb =
+            ((int64_t)hop_tokens<C>(a, perm != NULL ? (int64_t)perm[rank] : rank) + bmt - 1) / bmt;
         if (mb < nmb) {
             return w;
         }
@@ -164,6 +189,32 @@ __device__ int64_t hop_claim(const flash_args &a, int32_t bmt, unsigned long lon
             atomicMax(ctr, (unsigned long long)(pair * a.n_mb + a.n_mb - nmb));
         }
     }
+}
+
+template <class C>
+__device__ bool hop_sort_sequences(const flash_args &a, int32_t *keys, uint16_t *perm) {
+    const int32_t nb = a.batch;
+    if (nb > OPP__HOPPER_SORT_MAX) {
+        return false;
+    }
+    for (int32_t b = threadIdx.x; b < nb; b += blockDim.x) {
+        const int32_t lkv = a.cu_q != NULL ? a.cu_kv[b + 1] - a.cu_kv[b] : (int32_t)a.nonpad[b];
+        keys[b] = hop_tokens<C>(a, b) > 0 ? lkv : -1;
+    }
+    __syncthreads();
+    /* rank of b: the sequences before it (more keys, or as many and a lower
+     * index); distinct, so perm is a permutation */
+    for (int32_t b = threadIdx.x; b < nb; b += blockDim.x) {
+        const int32_t kb = keys[b];
+        int32_t rank = 0;
+        for (int32_t o = 0; o < nb; ++o) {
+            const int32_t ko = keys[o];
+            rank += ko > kb || (ko == kb && o < b);
+        }
+        perm[rank] = (uint16_t)b;
+    }
+    __syncthreads();
+    return true;
 }
 
 #endif /* OPP_KERNELS_HOPPER_ITEMS_CUH */

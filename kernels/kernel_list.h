@@ -126,13 +126,20 @@
 #define OPP__HOPPER_STAGES_D64 4
 #endif
 #define OPP__HOPPER_STAGES(DB) ((DB) <= 64 ? OPP__HOPPER_STAGES_D64 : 2)
+/* Batches of up to this many sequences run the Hopper kernel's (sequence,
+ * kv head) pairs longest sequence first (kernels/hopper_items.cuh,
+ * hop_sort_sequences); larger ones in batch order. */
+#ifndef OPP__HOPPER_SORT_MAX
+#define OPP__HOPPER_SORT_MAX 512
+#endif
 /* Shared memory of the Hopper kernel: 1024 bytes of alignment slack, Q
  * [BM][DB], OPP__HOPPER_STAGES(DB) stages of K and V [BN][DB], at DB <= 128
  * the O tile [BM][DB] the TMA stores read (16-bit, 128-byte-swizzled panels
- * of 64 columns), 256 bytes of mbarriers and item slots
- * (kernels/hopper_attention.cuh asserts its template agrees). */
-#define OPP__HOPPER_SMEM_BYTES(DB, BM, BN) \
-    ((size_t)1280 +                        \
+ * of 64 columns), 256 bytes of mbarriers and item slots, the sequence order
+ * (uint16 [OPP__HOPPER_SORT_MAX]) (kernels/hopper_attention.cuh asserts its
+ * template agrees). */
+#define OPP__HOPPER_SMEM_BYTES(DB, BM, BN)             \
+    ((size_t)1280 + (size_t)2 * OPP__HOPPER_SORT_MAX + \
      ((size_t)(BM) * ((DB) <= 128 ? 2 : 1) + 2 * OPP__HOPPER_STAGES(DB) * (size_t)(BN)) * (DB)*2)
 
 /* A TMA tensor map takes strides below 2^40 bytes: larger strides of q, k
