@@ -151,6 +151,11 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * P_{j-1} V_{j-1} and the next issue; the same operations on O in the
      * same order either way */
     static constexpr bool RESCALE_EARLY = DB_ > 128;
+    /* BN 128: an item whose last key block holds at most 64 keys some row
+     * sees runs that block's Q K^T as m64n64 and its P V over keys 0 .. 63
+     * only (the other scores are masked, so their P is exactly 0): under
+     * causal masking about half of the items of a sequence */
+    static constexpr bool TRIM = BN_ == 128;
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
     static_assert(STAGES == 2 || STAGES == 4, "a power of two, <= 4 (the mbarrier area)");
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
@@ -354,13 +359,24 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         float sc[C::BN / 2];        /* S, then P (fp32) */
         uint32_t pa[C::BN / 16][4]; /* P in the storage type: the A fragments of P V */
 
+        /* the last key block's keys that some row of the tile sees: at most
+         * BN / 2 (C::TRIM) runs that block's products on its first half */
+        bool half_last = false;
+        if constexpr (C::TRIM) {
+            if (nkb > 0) {
+                const int4 geo = hop_ld_shared_v4(sa + 16); /* lq, lkv, t0, ntok */
+                const int64_t last = (geo.z + bmt < geo.w ? geo.z + bmt : geo.w) - 1;
+                half_last =
+                    flash_key_end(causal, last, geo.x, geo.y) - (nkb - 1) * C::BN <= C::BN / 2;
+            }
+        }
         /* S = Q K^T of the block in stage s: issued, not waited for. With
          * C::UNIFORM_DESC the consumer and the stage are made compile-time
          * indices (hop_uniform_switch): the descriptors are then uniform, one
          * uniform add a k16 step (hop_desc_at), no per-operand R2UR; else
          * they are built at each issue from the fenced addresses (a few
          * integer operations and two R2UR an operand, under the products) */
-        auto issue_qk = [&](uint32_t s) {
+        auto issue_qk = [&](uint32_t s, auto halfc) {
             auto qk = [&](uint32_t qb, uint32_t kb) {
                 wgmma_fence();
 #pragma unroll
@@ -375,7 +391,10 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                         da = hop_desc_at<1024>(hop_desc_lo(qb + qo, 16), 0);
                         db = hop_desc_at<1024>(hop_desc_lo(kb + ko, 16), 0);
                     }
-                    if constexpr (C::BN == 128) {
+                    if constexpr (decltype(halfc)::value) { /* the first 64 keys */
+                        wgmma_ss_n64<DT>(reinterpret_cast<float(&)[32]>(sc), da, db,
+                                         ks > 0 ? 1 : 0);
+                    } else if constexpr (C::BN == 128) {
                         wgmma_ss_n128<DT>(sc, da, db, ks > 0 ? 1 : 0);
                     } else if constexpr (C::BN == 96) {
                         wgmma_ss_n96<DT>(sc, da, db, ks > 0 ? 1 : 0);
@@ -385,7 +404,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 }
                 wgmma_commit();
             };
-            if constexpr (C::UNIFORM_DESC) { /* qk on the descriptors' low words */
+            if constexpr (C::UNIFORM_DESC &&
+                          !decltype(halfc)::value) { /* qk on the descriptors' low words */
                 hop_uniform_switch<C::NC>((uint32_t)c, [&](auto ci) {
                     hop_uniform_switch<C::STAGES>(s, [&](auto si) {
                         qk(hop_desc_lo(sq + decltype(ci)::value * 64 * 128, 16),
@@ -400,11 +420,11 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             }
         };
         /* O += P V of the block in stage s: issued, not waited for */
-        auto issue_pv = [&](uint32_t s) {
+        auto issue_pv = [&](uint32_t s, auto halfc) {
             auto pv = [&](uint32_t vb) {
                 wgmma_fence();
 #pragma unroll
-                for (int kk = 0; kk < C::BN / 16; ++kk) {
+                for (int kk = 0; kk < (decltype(halfc)::value ? C::BN / 32 : C::BN / 16); ++kk) {
                     const uint64_t db =
                         C::UNIFORM_DESC
                             ? hop_desc_at<1024>(vb, kk * 2048)
@@ -452,8 +472,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         /* softcap, masks and the online softmax of key block j on sc, viewed
          * as the [BN/8][4] fragment of kernels/softmax_rows.cuh (the flash
          * kernel's helpers): P into sc, the rescale factors out */
-        auto softmax = [&](int32_t j, float(&alpha)[2]) {
-            float(&s)[C::BN / 8][4] = reinterpret_cast<float(&)[C::BN / 8][4]>(sc);
+        auto softmax = [&](int32_t j, float(&alpha)[2], auto halfc) {
+            constexpr int N8 = decltype(halfc)::value ? C::BN / 16 : C::BN / 8;
+            float(&s)[N8][4] = reinterpret_cast<float(&)[N8][4]>(sc);
             if (a.cap_log2 != 0.0f) { /* softcap first (before any mask); then sl = 1 */
                 flash_softcap<true>(s, a.cap_log2, a.cap_scale, a.cap_x2);
             }
@@ -476,9 +497,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 flash_rescale_rows(reinterpret_cast<float(&)[C::DB / 8][4]>(o), alpha);
             }
         };
-        auto pack_p = [&]() {
+        auto pack_p = [&](auto halfc) {
 #pragma unroll
-            for (int kk = 0; kk < C::BN / 16; ++kk) {
+            for (int kk = 0; kk < (decltype(halfc)::value ? C::BN / 32 : C::BN / 16); ++kk) {
                 pa[kk][0] = flash_type<DT>::pack(sc[8 * kk + 0], sc[8 * kk + 1]);
                 pa[kk][1] = flash_type<DT>::pack(sc[8 * kk + 2], sc[8 * kk + 3]);
                 pa[kk][2] = flash_type<DT>::pack(sc[8 * kk + 4], sc[8 * kk + 5]);
@@ -487,14 +508,16 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         };
 
         if (nkb > 0) {
-            /* block 0: S, softmax, P */
-            {
+            using full_t = std::false_type;
+            using half_t = std::integral_constant<bool, C::TRIM>;
+            /* block 0: S, softmax, P (halfc: block 0 is the last, trimmed) */
+            auto first = [&](auto halfc) {
                 const uint32_t s = stage(it), ph = phase(it);
                 hop_mbar_wait(k_full(s), ph);
                 if (C::PINGPONG) {
                     hop_bar_sync(turn, 256);
                 }
-                issue_qk(s);
+                issue_qk(s, halfc);
                 if (C::PINGPONG) {
                     hop_bar_arrive(next_turn, 256);
                 }
@@ -507,13 +530,20 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     hop_mbar_arrive(q_empty); /* Q is read no more */
                 }
                 float alpha[2];
-                softmax(0, alpha); /* O is 0: no rescale */
-                pack_p();
+                softmax(0, alpha, halfc); /* O is 0: no rescale */
+                pack_p(halfc);
+            };
+            if (C::TRIM && nkb == 1 && half_last) {
+                first(half_t());
+            } else {
+                first(full_t());
             }
             float pend[2] = {1.0f, 1.0f}; /* RESCALE_EARLY: alpha not yet applied to O */
             /* block j: S_j = Q K_j^T and O += P_{j-1} V_{j-1} in flight together,
-             * the softmax of S_j under the second; then O *= alpha_j, P_j */
-            for (int32_t j = 1; j < nkb; ++j) {
+             * the softmax of S_j under the second; then O *= alpha_j, P_j
+             * (halfc: block j is the last, trimmed; each variant retires its
+             * products before the two join) */
+            auto step = [&](int32_t j, auto halfc) {
                 const uint32_t cur = it + j, prev = cur - 1;
                 const uint32_t s = stage(cur), ph = phase(cur);
                 const uint32_t sp = stage(prev), php = phase(prev);
@@ -521,12 +551,12 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 if (C::PINGPONG) {
                     hop_bar_sync(turn, 256);
                 }
-                issue_qk(s);
+                issue_qk(s, halfc);
                 if constexpr (C::RESCALE_EARLY) {
                     rescale_o(pend); /* alpha_{j-1}, under Q K_j^T */
                 }
                 hop_mbar_wait(v_full(sp), php);
-                issue_pv(sp);
+                issue_pv(sp, full_t());
                 if (C::PINGPONG) {
                     hop_bar_arrive(next_turn, 256);
                 }
@@ -541,7 +571,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     hop_mbar_arrive(q_empty);
                 }
                 float alpha[2];
-                softmax(j, alpha);
+                softmax(j, alpha, halfc);
                 wgmma_wait<0>();
                 fence_ov();
                 if ((ctid & 127) == 0) {
@@ -553,7 +583,14 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 } else {
                     rescale_o(alpha);
                 }
-                pack_p();
+                pack_p(halfc);
+            };
+            for (int32_t j = 1; j < nkb; ++j) {
+                if (C::TRIM && j == nkb - 1 && half_last) {
+                    step(j, half_t());
+                } else {
+                    step(j, full_t());
+                }
             }
             /* the last block's P V; its V rows past L_kv become zeros first */
             {
@@ -565,10 +602,12 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 }
                 /* keys of the sequence in the last block */
                 const int32_t left = hop_ld_shared_v4(sa + 16).y - (nkb - 1) * C::BN;
-                if (left < C::BN) {
-                    /* rows left .. BN-1: another sequence's values or padding;
-                     * whole 128-byte rows, so the swizzle does not matter */
-                    const uint32_t chunks = (uint32_t)(C::BN - left) * 8u;
+                const int32_t vrows = half_last ? C::BN / 2 : C::BN; /* rows P V reads */
+                if (left < vrows) {
+                    /* rows left .. vrows-1: another sequence's values or
+                     * padding; whole 128-byte rows, so the swizzle does not
+                     * matter */
+                    const uint32_t chunks = (uint32_t)(vrows - left) * 8u;
                     for (uint32_t i = ctid; i < chunks * C::PANELS; i += C::CTHREADS) {
                         const uint32_t p = i / chunks, r = i % chunks;
                         const uint32_t off = sv(s) - base + p * C::KV_PANEL + left * 128u + r * 16u;
@@ -577,7 +616,11 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     hop_fence_proxy_async();
                     hop_bar_sync(1, C::CTHREADS);
                 }
-                issue_pv(s);
+                if (C::TRIM && half_last) {
+                    issue_pv(s, half_t());
+                } else {
+                    issue_pv(s, full_t());
+                }
                 wgmma_wait<0>();
                 fence_ov();
                 if ((ctid & 127) == 0) {
