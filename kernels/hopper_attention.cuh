@@ -384,7 +384,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     const uint32_t qo = (ks / 4) * C::Q_PANEL + (ks % 4) * 32,
                                    ko = (ks / 4) * C::KV_PANEL + (ks % 4) * 32;
                     uint64_t da, db;
-                    if constexpr (C::UNIFORM_DESC) {
+                    /* the descriptors' low words, or (the trimmed product:
+                     * issue_qk passes addresses there) the addresses */
+                    if constexpr (C::UNIFORM_DESC && !decltype(halfc)::value) {
                         da = hop_desc_at<1024>(qb, qo);
                         db = hop_desc_at<1024>(kb, ko);
                     } else {
