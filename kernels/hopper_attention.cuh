@@ -155,7 +155,8 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * sees runs that block's Q K^T as m64n64 and its P V over keys 0 .. 63
      * only (the other scores are masked, so their P is exactly 0): under
      * causal masking about half of the items of a sequence */
-    static constexpr bool TRIM = BN_ == 128;
+    static constexpr bool TRIM =
+        BN_ == 128 && DB_ >= 128; /* DB 64: C7511 (ptxas serialises the wgmma pipeline) */
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
     static_assert(STAGES == 2 || STAGES == 4, "a power of two, <= 4 (the mbarrier area)");
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
