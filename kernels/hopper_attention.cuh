@@ -378,6 +378,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
          * they are built at each issue from the fenced addresses (a few
          * integer operations and two R2UR an operand, under the products) */
         auto issue_qk = [&](uint32_t s, auto halfc) {
+            /* qk's arguments: the descriptors' low words (LOW), else the
+             * addresses (the per-issue form, and the trimmed product) */
+            constexpr bool LOW = C::UNIFORM_DESC && !decltype(halfc)::value;
             auto qk = [&](uint32_t qb, uint32_t kb) {
                 wgmma_fence();
 #pragma unroll
@@ -385,9 +388,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     const uint32_t qo = (ks / 4) * C::Q_PANEL + (ks % 4) * 32,
                                    ko = (ks / 4) * C::KV_PANEL + (ks % 4) * 32;
                     uint64_t da, db;
-                    /* the descriptors' low words, or (the trimmed product:
-                     * issue_qk passes addresses there) the addresses */
-                    if constexpr (C::UNIFORM_DESC && !decltype(halfc)::value) {
+                    if constexpr (LOW) {
                         da = hop_desc_at<1024>(qb, qo);
                         db = hop_desc_at<1024>(kb, ko);
                     } else {
@@ -407,8 +408,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 }
                 wgmma_commit();
             };
-            if constexpr (C::UNIFORM_DESC &&
-                          !decltype(halfc)::value) { /* qk on the descriptors' low words */
+            if constexpr (LOW) {
                 hop_uniform_switch<C::NC>((uint32_t)c, [&](auto ci) {
                     hop_uniform_switch<C::STAGES>(s, [&](auto si) {
                         qk(hop_desc_lo(sq + decltype(ci)::value * 64 * 128, 16),
