@@ -150,6 +150,10 @@ struct flash_args {
      * kernel); last, so that the portable kernels' parameter offsets and
      * code are those of the tree before it */
     float cap_x2;
+    /* the Hopper kernel: 1 runs the (sequence, kv head) pairs longest
+     * sequence first (hop_sort_sequences), 0 in batch order
+     * (kernels/hopper_launch.cuh, hop_wants_sort) */
+    int32_t hop_sort;
 };
 
 // --- kernels

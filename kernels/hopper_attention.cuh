@@ -239,7 +239,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     /* the items' sequence order: the sort's keys in the first K stage,
      * before any load lands there */
     const uint16_t *perm =
-        hop_sort_sequences<C>(a, (int32_t *)(gbase + C::Q_BYTES), (uint16_t *)(gbase + C::PERM_OFF))
+        a.hop_sort != 0 && hop_sort_sequences<C>(a, (int32_t *)(gbase + C::Q_BYTES),
+                                                 (uint16_t *)(gbase + C::PERM_OFF))
             ? (const uint16_t *)(gbase + C::PERM_OFF)
             : NULL;
     hop_fence_proxy_async();

@@ -132,6 +132,13 @@
 #ifndef OPP__HOPPER_SORT_MAX
 #define OPP__HOPPER_SORT_MAX 512
 #endif
+/* ... and only launches of at most this many items an SM, whose lengths
+ * differ (kernels/hopper_launch.cuh, hop_wants_sort): with more, the tail
+ * is a small part of the launch and the sort's few microseconds at the
+ * start cost more than it saves. */
+#ifndef OPP__HOPPER_SORT_ITEMS_PER_SM
+#define OPP__HOPPER_SORT_ITEMS_PER_SM 16
+#endif
 /* Shared memory of the Hopper kernel: 1024 bytes of alignment slack, Q
  * [BM][DB], OPP__HOPPER_STAGES(DB) stages of K and V [BN][DB], at DB <= 128
  * the O tile [BM][DB] the TMA stores read (16-bit, 128-byte-swizzled panels

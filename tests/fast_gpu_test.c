@@ -11,6 +11,9 @@
  *                     head size, printed for comparison with
  *                     FlashAttention-2's; rows that see no key are +0.0 with
  *                     LSE -inf; LSE close to the exact one;
+ *   sort bound        batches of OPP__HOPPER_SORT_MAX and one more sequences
+ *                     (the Hopper kernel's longest-first order and its
+ *                     batch-order fallback) against EXACT and alone;
  *   every row         each FAST row of the dispatch table that fits the
  *                     device (the sm_86/89 _bm64 tiles too) through
  *                     opp__attention_run_row;
@@ -319,6 +322,50 @@ static void test_fast_pair_threshold(void **state) {
     opp_ft_err_print("threshold cases", &e);
 }
 
+/* Batches of OPP__HOPPER_SORT_MAX sequences (the Hopper kernel runs them
+ * longest sequence first, hop_sort_sequences: 4 m-blocks of 32 tokens a
+ * sequence, G = 4, one kv head, 2048 items, under
+ * OPP__HOPPER_SORT_ITEMS_PER_SM on a device of 128 SMs or more) and of one
+ * more (batch order): lengths 0 .. 119 in a scrambled order, the longest
+ * (128) near the end; FAST against EXACT, each sequence's bits alone and
+ * in the NaN-padded layout. A lost or repeated (sequence, kv head) pair
+ * would leave NaN poison or fail the accuracy check. */
+static void test_fast_sort_bound(void **state) {
+    (void)state;
+    OPP_FT_REQUIRE_DEVICE();
+    enum { NMAX = OPP__HOPPER_SORT_MAX + 1 };
+    static int32_t lq[NMAX], lkv[NMAX];
+    opp_ft_err_t e;
+    memset(&e, 0, sizeof(e));
+    for (int c = 0; c < 4; ++c) {
+        const int32_t nb = OPP__HOPPER_SORT_MAX + c % 2;
+        for (int32_t b = 0; b < nb; ++b) {
+            lq[b] = lkv[b] = opp_ft_cap_len((int32_t)((b * 97 + 13) % 120));
+        }
+        lq[nb - 2] = lkv[nb - 2] = opp_ft_cap_len(128); /* the longest, near the end */
+        const int d64 = c / 2; /* D 128 bf16 causal, or D 64 f16 non-causal with softcap */
+        opp_lb_t lb;
+        assert_int_equal(opp_lb_from_lengths(&lb, d64 ? OPP_DTYPE_F16 : OPP_DTYPE_BF16, nb, lq, lkv,
+                                             4, 1, d64 ? 64 : 128, d64 ? 64 : 128, 0.0f, !d64,
+                                             d64 ? 30.0f : 0.0f, base_seed() + (uint64_t)(90 + c)),
+                         0);
+        char desc[600], d[512];
+        opp_lb_describe(&lb, d, sizeof(d));
+        snprintf(desc, sizeof(desc), "sort bound %d sequences: %s", (int)nb, d);
+        opp_ft_res_t fast, exact;
+        opp_ft_run_packed(&lb, OPP_ALGO_FAST, NULL, &fast);
+        opp_ft_run_packed(&lb, OPP_ALGO_EXACT, NULL, &exact);
+        opp_ft_assert_sane(&lb, &fast, desc);
+        opp_ft_check_accuracy(&lb, &fast, &exact, &e, desc);
+        opp_ft_check_invariance(&lb, &fast, NULL, base_seed() ^ (uint64_t)(91 + c), 0, desc);
+        opp_ft_res_free(&fast);
+        opp_ft_res_free(&exact);
+        opp_lb_free(&lb);
+    }
+    print_header("sort bound");
+    opp_ft_err_print("512 / 513 sequences", &e);
+}
+
 // --- 4. CUDA graphs
 
 /* opp_packed_attention_fwd_lse (FAST) captured once on a non-default
@@ -572,9 +619,13 @@ static void test_fast_guard(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fast_guard),          cmocka_unit_test(test_fast_graph_capture),
-        cmocka_unit_test(test_fast_strides),        cmocka_unit_test(test_fast_every_row),
-        cmocka_unit_test(test_fast_pair_threshold), cmocka_unit_test(test_fast_batch_invariance),
+        cmocka_unit_test(test_fast_guard),
+        cmocka_unit_test(test_fast_graph_capture),
+        cmocka_unit_test(test_fast_strides),
+        cmocka_unit_test(test_fast_every_row),
+        cmocka_unit_test(test_fast_pair_threshold),
+        cmocka_unit_test(test_fast_sort_bound),
+        cmocka_unit_test(test_fast_batch_invariance),
         cmocka_unit_test(test_fast_accuracy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
