@@ -66,9 +66,11 @@
  * its programmatic dependent: its blocks start on the SMs this launch's
  * blocks leave.
  * Work: items (m-block, sequence, kv head) in (sequence, kv head) pairs,
- * the sequences with the most keys first (each block sorts them at its
- * start, hop_sort_sequences), each pair's highest m-blocks (under causal
- * masking the longest) first.
+ * with a.hop_sort (few items an SM, lengths that differ:
+ * kernels/hopper_launch.cuh, hop_wants_sort) the sequences with the most
+ * keys first (each block sorts them at its start, hop_sort_sequences),
+ * else in batch order; each pair's highest m-blocks (under causal masking
+ * the longest) first.
  * A grid of one block per SM claims them one at a time from a counter in
  * the guard record, which the guard zeroes on every call (graph replays
  * included); the producer's warp claims the next item while the consumers

@@ -6,7 +6,8 @@
  *   w -> (sequence b, kv head hk, m-block mb): the (b, hk) pairs in turn,
  *        the sequences with the most keys first (hop_sort_sequences: a
  *        permutation every block computes from cu_seqlens or nonpad, up
- *        to OPP__HOPPER_SORT_MAX sequences; else in batch order), each
+ *        to OPP__HOPPER_SORT_MAX sequences, when the launch asks for it,
+ *        a.hop_sort; else in batch order), each
  *        pair's m-blocks highest first (hop_where_of)
  *   (b, hk, mb) -> tokens t0 .. t0 + BMT - 1 of sequence b, its key blocks
  *        and keys every row sees (hop_item_at), from cu_seqlens or nonpad
@@ -76,7 +77,9 @@ struct hop_item {
  * the short ones: bench/sched_model.py's list-scheduling model puts the
  * makespan of the fixed workloads 1.2-8.3 % above the mean load of an SM
  * in batch order and 0.4-3.2 % in this one (softcap_hd256_bf16 the most;
- * bench/RESULTS.md, nineteenth session). The pairs stay whole runs of
+ * bench/RESULTS.md, nineteenth session); measured, softcap_hd256_bf16
+ * 3.5-4.2 % faster and launches of 30-55 items an SM 0.5-1.5 % slower
+ * (the sort at the start; twentieth session), hence hop_wants_sort. The pairs stay whole runs of
  * items, so the blocks running at once still share one pair's keys and
  * values in L2. Which order runs the items never changes an item's
  * arithmetic. Ends with __syncthreads. */
