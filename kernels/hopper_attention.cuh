@@ -157,8 +157,16 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * sees runs that block's Q K^T as m64n64 and its P V over keys 0 .. 63
      * only (the other scores are masked, so their P is exactly 0): under
      * causal masking about half of the items of a sequence */
-    static constexpr bool TRIM =
-        BN_ == 128 && DB_ >= 128; /* DB 64: C7511 (ptxas serialises the wgmma pipeline) */
+    /* which items trim (kernel_list.h, OPP__HOPPER_TRIM_WHERE): 1 those of
+     * one key block (the block-0 step), 2 those of more (the loop's last
+     * step), 3 both, 0 none; each variant is a copy of its step's code (D
+     * 128: 4760 SASS instructions a kernel untrimmed, 5752 with 1, 5920
+     * with 2, 6616 with 3) */
+    static constexpr bool TRIM = BN_ == 128 && DB_ >= 128 && /* DB 64: C7511 (ptxas serialises
+                                                                the wgmma pipeline) */
+                                 OPP__HOPPER_TRIM_WHERE != 0;
+    static constexpr bool TRIM_FIRST = TRIM && (OPP__HOPPER_TRIM_WHERE & 1);
+    static constexpr bool TRIM_STEP = TRIM && (OPP__HOPPER_TRIM_WHERE & 2);
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
     static_assert(STAGES == 2 || STAGES == 4, "a power of two, <= 4 (the mbarrier area)");
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
@@ -371,6 +379,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 const int4 geo = hop_ld_shared_v4(sa + 16); /* lq, lkv, t0, ntok */
                 const int64_t last = (geo.z + bmt < geo.w ? geo.z + bmt : geo.w) - 1;
                 half_last =
+                    (nkb == 1 ? C::TRIM_FIRST : C::TRIM_STEP) &&
                     flash_key_end(causal, last, geo.x, geo.y) - (nkb - 1) * C::BN <= C::BN / 2;
             }
         }
@@ -539,8 +548,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 softmax(0, alpha, halfc); /* O is 0: no rescale */
                 pack_p(halfc);
             };
-            if (C::TRIM && nkb == 1 && half_last) {
-                first(half_t());
+            if (C::TRIM_FIRST && nkb == 1 && half_last) {
+                first(std::integral_constant<bool, C::TRIM_FIRST>());
             } else {
                 first(full_t());
             }
@@ -592,8 +601,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 pack_p(halfc);
             };
             for (int32_t j = 1; j < nkb; ++j) {
-                if (C::TRIM && j == nkb - 1 && half_last) {
-                    step(j, half_t());
+                if (C::TRIM_STEP && j == nkb - 1 && half_last) {
+                    step(j, std::integral_constant<bool, C::TRIM_STEP>());
                 } else {
                     step(j, full_t());
                 }

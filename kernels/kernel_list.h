@@ -136,6 +136,13 @@
  * differ (kernels/hopper_launch.cuh, hop_wants_sort): with more, the tail
  * is a small part of the launch and the sort's few microseconds at the
  * start cost more than it saves. */
+/* Which items of the Hopper kernel at D 128 run a last key block whose
+ * keys the tile's rows see number at most 64 at half width
+ * (kernels/hopper_attention.cuh, hop_cfg::TRIM): bit 0 those of one key
+ * block, bit 1 those of more. */
+#ifndef OPP__HOPPER_TRIM_WHERE
+#define OPP__HOPPER_TRIM_WHERE 3
+#endif
 #ifndef OPP__HOPPER_SORT_ITEMS_PER_SM
 #define OPP__HOPPER_SORT_ITEMS_PER_SM 16
 #endif
