@@ -16,6 +16,7 @@
 #include "kernels/device_cache.h"
 #include "kernels/flash_launch.cuh"
 #include "kernels/hopper_attention.cuh"
+#include "kernels/hopper_sort_rule.h"
 
 // --- launcher
 
@@ -109,39 +110,6 @@ static inline bool hop_tma_ok(const opp__tensor_t *t, int64_t nb) {
     return true;
 }
 
-/* Whether a launch of items on grid blocks sorts its sequences longest
- * first (flash_args.hop_sort): at most OPP__HOPPER_SORT_MAX sequences
- * (the kernel checks it too) and OPP__HOPPER_SORT_ITEMS_PER_SM items with
- * tokens a block, lengths that may differ (packed: not every sequence at
- * max_seqlen; padded: nonpad is on the device), and not a split decode
- * batch (every query token at most OPP__SPLIT_ROWS / G: the split launch
- * runs the sequences with many keys, this one the short ones). On a
- * bench/RESULTS.md A/B (twentieth session) the sort made softcap_hd256_bf16
- * (12 items an SM) 3.5 % faster and the launches with 30-55 items an SM
- * or equal lengths 0.5-4 % slower. Host arithmetic only. */
-static bool hop_wants_sort(const flash_args &a, const opp__problem_t *p, int32_t bmt,
-                           int64_t grid) {
-    /* items that hold tokens: a.items counts every sequence at max_seqlen_q;
-     * packed, at most (total_q / bmt + B) Hkv of them do */
-    int64_t busy = a.items;
-    if (p->layout == OPP__LAYOUT_PACKED) {
-        const int64_t bound = (p->total_q / bmt + a.batch) * a.hkv;
-        busy = bound < busy ? bound : busy;
-    }
-    if (a.batch <= 1 || a.batch > OPP__HOPPER_SORT_MAX ||
-        busy > (int64_t)OPP__HOPPER_SORT_ITEMS_PER_SM * grid) {
-        return false;
-    }
-    if (a.split_on && (int64_t)p->max_seqlen_q * a.g <= OPP__SPLIT_ROWS) {
-        return false;
-    }
-    if (p->layout == OPP__LAYOUT_PACKED && p->total_q == (int64_t)p->batch * p->max_seqlen_q &&
-        p->total_kv == (int64_t)p->batch * p->max_seqlen_kv) {
-        return false; /* every sequence at the longest: one order is as good as another */
-    }
-    return true;
-}
-
 /* One launch of configuration C on `stream`: a 1-D grid of min(items,
  * SMs) blocks of C::THREADS threads, items = ceil(max_seqlen_q / (BM / G))
  * * B * Hkv, C::SMEM_BYTES of dynamic shared memory, running the sequences
@@ -192,7 +160,21 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
         cap = sms;
     }
     const unsigned grid = (unsigned)(a.items < cap ? a.items : cap);
-    a.hop_sort = C::PERSISTENT && hop_wants_sort(a, p, bmt, grid) ? 1 : 0;
+    /* the longest-first order where it pays (kernels/hopper_sort_rule.h) */
+    opp__hop_sort_in_t sort_in;
+    sort_in.packed = packed;
+    sort_in.batch = a.batch;
+    sort_in.hkv = a.hkv;
+    sort_in.g = a.g;
+    sort_in.items = a.items;
+    sort_in.bmt = bmt;
+    sort_in.grid = grid;
+    sort_in.split_on = a.split_on;
+    sort_in.total_q = p->total_q;
+    sort_in.total_kv = p->total_kv;
+    sort_in.max_seqlen_q = p->max_seqlen_q;
+    sort_in.max_seqlen_kv = p->max_seqlen_kv;
+    a.hop_sort = C::PERSISTENT && opp__hop_wants_sort(&sort_in) ? 1 : 0;
     hopper_attention_kernel<DT, C>
         <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
     OPP_CUDA_TRY(cudaGetLastError());
