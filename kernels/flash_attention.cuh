@@ -152,7 +152,7 @@ struct flash_args {
     float cap_x2;
     /* the Hopper kernel: 1 runs the (sequence, kv head) pairs longest
      * sequence first (hop_sort_sequences), 0 in batch order
-     * (kernels/hopper_launch.cuh, hop_wants_sort) */
+     * (kernels/hopper_sort_rule.h, opp__hop_wants_sort) */
     int32_t hop_sort;
 };
 

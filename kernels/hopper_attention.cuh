@@ -67,7 +67,7 @@
  * blocks leave.
  * Work: items (m-block, sequence, kv head) in (sequence, kv head) pairs,
  * with a.hop_sort (few items an SM, lengths that differ:
- * kernels/hopper_launch.cuh, hop_wants_sort) the sequences with the most
+ * kernels/hopper_sort_rule.h, opp__hop_wants_sort) the sequences with the most
  * keys first (each block sorts them at its start, hop_sort_sequences),
  * else in batch order; each pair's highest m-blocks (under causal masking
  * the longest) first.

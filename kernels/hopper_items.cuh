@@ -79,7 +79,8 @@ struct hop_item {
  * in batch order and 0.4-3.2 % in this one (softcap_hd256_bf16 the most;
  * bench/RESULTS.md, nineteenth session); measured, softcap_hd256_bf16
  * 3.5-4.2 % faster and launches of 30-55 items an SM 0.5-1.5 % slower
- * (the sort at the start; twentieth session), hence hop_wants_sort. The pairs stay whole runs of
+ * (the sort at the start; twentieth session), hence opp__hop_wants_sort
+ * (kernels/hopper_sort_rule.h). The pairs stay whole runs of
  * items, so the blocks running at once still share one pair's keys and
  * values in L2. Which order runs the items never changes an item's
  * arithmetic. Ends with __syncthreads. */

@@ -133,7 +133,7 @@
 #define OPP__HOPPER_SORT_MAX 512
 #endif
 /* ... and only launches of at most this many items an SM, whose lengths
- * differ (kernels/hopper_launch.cuh, hop_wants_sort): with more, the tail
+ * differ (kernels/hopper_sort_rule.h): with more, the tail
  * is a small part of the launch and the sort's few microseconds at the
  * start cost more than it saves. */
 /* Which items of the Hopper kernel at D 128 run a last key block whose
