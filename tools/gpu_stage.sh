@@ -132,6 +132,11 @@ die() {
     exit 1
 }
 
+# the tree the binaries are built from, taken before the build: a commit
+# made while it runs must not be written into STAGE_INFO.txt as theirs
+built_head=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+built_dirty=$(git status --porcelain 2>/dev/null | wc -l)
+
 # --- what to build
 # (the fuzz replay tests are left out: they read their seed corpus from
 # Bazel's runfiles arguments, and CI runs them; fuzz/README.md)
@@ -312,8 +317,12 @@ chmod a+x "$STAGE/run_all.sh" "$STAGE/ab.sh"
 # --- what was staged, and how much will travel
 {
     echo "staged $(date -u '+%Y-%m-%d %H:%M:%S UTC') by tools/gpu_stage.sh"
-    echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)"
-    echo "uncommitted changes: $(git status --porcelain 2>/dev/null | wc -l) paths"
+    echo "commit $built_head"
+    echo "uncommitted changes: $built_dirty paths"
+    now_head=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+    if [ "$now_head" != "$built_head" ]; then
+        echo "HEAD moved during the stage: now $now_head (the binaries are of the commit above)"
+    fi
     echo "binaries:"
     (cd "$STAGE" && find tests oppbench* oppcheck* -type f -printf '  %p %s bytes\n' 2>/dev/null | sort) || true
     echo "libraries: $(find "$STAGE/lib" -type f -printf '%f ' | sort)"
