@@ -135,7 +135,7 @@ die() {
 # the tree the binaries are built from, taken before the build: a commit
 # made while it runs must not be written into STAGE_INFO.txt as theirs
 built_head=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-built_dirty=$(git status --porcelain 2>/dev/null | wc -l)
+built_dirty=$(git status --porcelain 2>/dev/null | wc -l) || built_dirty=unknown
 
 # --- what to build
 # (the fuzz replay tests are left out: they read their seed corpus from
