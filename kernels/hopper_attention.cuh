@@ -2,9 +2,10 @@
  * hopper_attention.cuh - the FAST path's Hopper kernel (compute capability
  * 9.0, sm_90a): TMA loads into 128-byte-swizzled shared memory, wgmma
  * tensor cores with fp32 accumulation, one producer warp and two or three
- * consumer warpgroups. Its work items and claims: kernels/hopper_items.cuh; its
- * host side (tensor maps, grid, launchers): kernels/hopper_launch.cuh,
- * which kernels/hopper_d<DB>.cu instantiate for the SM 90 FAST lines of
+ * consumer warpgroups. Its configurations (tiles, shared memory layout,
+ * register split, switches): kernels/hopper_config.cuh; its work items
+ * and claims: kernels/hopper_items.cuh; its host side (tensor maps, grid, launchers):
+ * kernels/hopper_launch.cuh, which kernels/hopper_d<DB>.cu instantiate for the SM 90 FAST lines of
  * kernels/kernel_list.h.
  *
  *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (element strides)
@@ -91,100 +92,10 @@
 #include <stdint.h>
 
 #include "kernels/flash_attention.cuh"
+#include "kernels/hopper_config.cuh"
 #include "kernels/hopper_items.cuh"
 #include "kernels/hopper_ops.cuh"
 #include "kernels/wgmma_ops.cuh"
-
-// --- configuration
-
-/* NC_ consumer warpgroups of 64 rows each: 2 (BM 128), or 3 at DB 64 (BM
- * 192: at D 64 the softmax weighs as much as the products, so a third
- * warpgroup's softmax runs under the other two's products) */
-template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
-    static constexpr int DB = DB_, NC = NC_, BM = 64 * NC_, BN = BN_, THREADS = 128 * (NC_ + 1);
-    static constexpr int CTHREADS = 128 * NC_;                  /* consumer threads */
-    static constexpr int PANELS = DB_ / 64;                     /* 64-column panels */
-    static constexpr uint32_t Q_BYTES = (uint32_t)BM * DB_ * 2; /* PANELS x BM x 128 B */
-    static constexpr uint32_t KV_BYTES = (uint32_t)BN_ * DB_ * 2;
-    static constexpr uint32_t Q_PANEL = (uint32_t)BM * 128, KV_PANEL = (uint32_t)BN_ * 128;
-    /* one consumer's 64 rows of one 64-column panel of the O tile */
-    static constexpr uint32_t O_PANEL = 64u * 128u;
-    /* K and V rings of STAGES stages (a power of two: the counters wrap) */
-    static constexpr uint32_t STAGES = OPP__HOPPER_STAGES(DB_), STAGE_SHIFT = STAGES == 4 ? 2 : 1;
-    /* DB <= 128: the O tile [BM][DB] in shared memory, which TMA stores
-     * (whole tiles; what fits beside Q and the rings: not at DB 256) */
-    static constexpr bool TMA_O = DB_ <= 128;
-    static constexpr uint32_t O_OFF = Q_BYTES + 2 * STAGES * KV_BYTES; /* from the aligned base */
-    static constexpr uint32_t O_BYTES = TMA_O ? Q_BYTES : 0;
-    static constexpr uint32_t BAR_OFF = O_OFF + O_BYTES;
-    /* the sequence order (hop_sort_sequences), after the mbarriers and slots */
-    static constexpr uint32_t PERM_OFF = BAR_OFF + 256;
-    static constexpr size_t SMEM_BYTES = 1024 + (size_t)PERM_OFF + 2 * OPP__HOPPER_SORT_MAX;
-    /* the register file split by setmaxnreg: the producer warpgroup's
-     * claims and loads need few, the consumers' accumulators many */
-    static constexpr int PRODUCER_REGS = 56;
-    /* wgmma descriptors in uniform registers (issue_qk / issue_pv): from DB
-     * 128 on; at DB 64 (four stages, up to three consumers: up to 12 copies
-     * of the Q K^T issue) the H200 ran encoder_mha_f16 2.6 % and
-     * sweep_d64_causal_L1024 2.2 % slower with them (bench/RESULTS.md,
-     * eighteenth session), so DB 64 builds them at each issue */
-    static constexpr bool UNIFORM_DESC = DB_ >= 128;
-    static constexpr int CONSUMER_REGS = NC_ == 2 ? 224 : 152;
-    /* named barriers: 1 (the consumers, the last block's V rows), 2 .. 2 +
-     * NC - 1 (pingpong: consumer c's turn), then one per consumer (its
-     * half of the O tile) */
-    static constexpr int EPI_BAR = 2 + NC_;
-    /* the D 64 lines run two configurations, NC 2 and 3, each on the
-     * sequences hop_takes_wide() gives it (kernels/hopper_launch.cuh) */
-    static constexpr bool PAIR = DB_ == 64;
-#ifndef OPP__HOPPER_PINGPONG
-#define OPP__HOPPER_PINGPONG 1
-#endif
-    /* the consumers take turns to issue their matrix products (named
-     * barriers 2 and 3), so one's softmax runs under the other's products */
-    static constexpr bool PINGPONG = OPP__HOPPER_PINGPONG != 0;
-#ifndef OPP__HOPPER_PERSISTENT
-#define OPP__HOPPER_PERSISTENT 1
-#endif
-    /* a grid of one block per SM claiming items (else one block per item) */
-    static constexpr bool PERSISTENT = OPP__HOPPER_PERSISTENT != 0;
-    /* DB 256: O *= alpha_j is applied at the next block, between issuing
-     * Q K_{j+1}^T and P_j V_j (under the first), not between the wait for
-     * P_{j-1} V_{j-1} and the next issue; the same operations on O in the
-     * same order either way */
-    static constexpr bool RESCALE_EARLY = DB_ > 128;
-    /* BN 128: an item whose last key block holds at most 64 keys some row
-     * sees runs that block's Q K^T as m64n64 and its P V over keys 0 .. 63
-     * only (the other scores are masked, so their P is exactly 0): under
-     * causal masking about half of the items of a sequence */
-    /* which items trim (kernel_list.h, OPP__HOPPER_TRIM_WHERE): 1 those of
-     * one key block (the block-0 step), 2 those of more (the loop's last
-     * step), 3 both, 0 none; each variant is a copy of its step's code (D
-     * 128: 4760 SASS instructions a kernel untrimmed, 5752 with 1, 5920
-     * with 2, 6616 with 3) */
-    static constexpr bool TRIM = BN_ == 128 && DB_ >= 128 && /* DB 64: C7511 (ptxas serialises
-                                                                the wgmma pipeline) */
-                                 OPP__HOPPER_TRIM_WHERE != 0;
-    static constexpr bool TRIM_FIRST = TRIM && (OPP__HOPPER_TRIM_WHERE & 1);
-    static constexpr bool TRIM_STEP = TRIM && (OPP__HOPPER_TRIM_WHERE & 2);
-    static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
-    static_assert(STAGES == 2 || STAGES == 4, "a power of two, <= 4 (the mbarrier area)");
-    static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
-    static_assert(128 * PRODUCER_REGS + CTHREADS * CONSUMER_REGS <= 65536, "register file");
-    static_assert(NC_ == 2 || NC_ == 3, "two or three consumers");
-    static_assert(OPP__HOPPER_SORT_MAX >= 0 && OPP__HOPPER_SORT_MAX <= 65536 &&
-                      4u * OPP__HOPPER_SORT_MAX <= KV_BYTES,
-                  "uint16 sequence indices; the sort's keys fit in a K stage");
-    static_assert(EPI_BAR + NC_ <= 16, "named barriers");
-};
-
-/* The tensor maps, by value in the kernel's parameters; o_ok: out's map
- * is encoded (16-byte aligned pointer and strides), else out is stored
- * from registers only. */
-struct hop_maps {
-    CUtensorMap q, k, v, o;
-    int32_t o_ok;
-};
 
 // --- the kernel
 
