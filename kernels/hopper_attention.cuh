@@ -3,10 +3,11 @@
  * 9.0, sm_90a): TMA loads into 128-byte-swizzled shared memory, wgmma
  * tensor cores with fp32 accumulation, one producer warp and two or three
  * consumer warpgroups. Its configurations (tiles, shared memory layout,
- * register split, switches): kernels/hopper_config.cuh; its work items
- * and claims: kernels/hopper_items.cuh; its host side (tensor maps, grid, launchers):
- * kernels/hopper_launch.cuh, which kernels/hopper_d<DB>.cu instantiate for the SM 90 FAST lines of
- * kernels/kernel_list.h.
+ * register split, switches): kernels/hopper_config.cuh; its producer:
+ * kernels/hopper_producer.cuh; its work items and claims:
+ * kernels/hopper_items.cuh; its host side (tensor maps, grid, launchers):
+ * kernels/hopper_launch.cuh, which kernels/hopper_d<DB>.cu instantiate for
+ * the SM 90 FAST lines of kernels/kernel_list.h.
  *
  *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (element strides)
  *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]
@@ -94,6 +95,7 @@
 #include "kernels/flash_attention.cuh"
 #include "kernels/hopper_config.cuh"
 #include "kernels/hopper_items.cuh"
+#include "kernels/hopper_producer.cuh"
 #include "kernels/hopper_ops.cuh"
 #include "kernels/wgmma_ops.cuh"
 
@@ -117,27 +119,18 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     const uint32_t raw = flash_smem_addr(hop_smem_raw);
     const uint32_t base = (raw + 1023u) & ~1023u;
     uint8_t *gbase = hop_smem_raw + (base - raw);
-    const uint32_t sq = base, sk0 = base + C::Q_BYTES;
-    const uint32_t bar = base + C::BAR_OFF;
-    /* mbarriers: q_full, q_empty, k_full[S], v_full[S], k_empty[S], v_empty[S] */
-    const uint32_t q_full = bar, q_empty = bar + 8;
-    auto k_full = [&](uint32_t s) { return bar + 16 + 8 * s; };
-    auto v_full = [&](uint32_t s) { return bar + 16 + 8 * C::STAGES + 8 * s; };
-    auto k_empty = [&](uint32_t s) { return bar + 16 + 16 * C::STAGES + 8 * s; };
-    auto v_empty = [&](uint32_t s) { return bar + 16 + 24 * C::STAGES + 8 * s; };
-    /* the stage of key block count i and its phase */
-    auto stage = [](uint32_t i) { return i & (C::STAGES - 1); };
-    auto phase = [](uint32_t i) { return (i >> C::STAGE_SHIFT) & 1; };
-    /* the item handed over with q_full, two slots of 8 int32 (qn % 2):
-     *   r0 (packed: cu_seqlens_q[b]; padded: b), hk, nkb (-1: no tokens,
-     *   -2: no item left), kfull, lq, lkv, t0, ntok
-     * The consumers read the fields when they need them, not keeping them
-     * in registers; a slot holds until the item after next is handed over,
-     * which waits for q_empty of the next item: every consumer thread
-     * arrives on it (count 256) after its last read of this slot */
-    const uint32_t slot = bar + 192; /* after 16 + 32 STAGES bytes of mbarriers */
-    auto sk = [&](uint32_t s) { return sk0 + s * 2 * C::KV_BYTES; };
-    auto sv = [&](uint32_t s) { return sk0 + s * 2 * C::KV_BYTES + C::KV_BYTES; };
+    const hop_smem<C> m = {base};
+    const uint32_t sq = m.sq();
+    const uint32_t q_full = m.q_full(), q_empty = m.q_empty();
+    auto k_full = [&](uint32_t s) { return m.k_full(s); };
+    auto v_full = [&](uint32_t s) { return m.v_full(s); };
+    auto k_empty = [&](uint32_t s) { return m.k_empty(s); };
+    auto v_empty = [&](uint32_t s) { return m.v_empty(s); };
+    auto stage = [](uint32_t i) { return hop_smem<C>::stage(i); };
+    auto phase = [](uint32_t i) { return hop_smem<C>::phase(i); };
+    const uint32_t slot = m.slot();
+    auto sk = [&](uint32_t s) { return m.sk(s); };
+    auto sv = [&](uint32_t s) { return m.sv(s); };
     const int32_t g = a.g;
     const int32_t bmt = C::BM / g; /* tokens per tile (G <= BM: lib/dispatch.c) */
 
@@ -174,72 +167,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         if (tid >= 32) {
             return;
         }
-        if (tid == 0) {
-            hop_tma_prefetch(&maps.q);
-            hop_tma_prefetch(&maps.k);
-            hop_tma_prefetch(&maps.v);
-        }
-        const uint32_t q_box = (uint32_t)C::PANELS * 128u * (uint32_t)(bmt * g);
-        uint32_t it = 0, qn = 0;
-        /* the claim counter (64-bit alike); the D 64 pair's wide launch has its own */
-        unsigned long long *ctr =
-            (unsigned long long *)(C::PAIR && C::NC == 3 ? &rec->work_next_wide : &rec->work_next);
-        int64_t w = hop_claim<C>(a, perm, bmt, ctr, true);
-        for (;;) {
-            hop_where at = {0, 0, -1};
-            if (w < a.items) {
-                at = hop_where_of(a, perm, w);
-            }
-            hop_item t;
-            const bool has = at.mb >= 0 && hop_item_at<C>(a, at, bmt, t);
-            const bool loads = has && t.nkb > 0;
-            if (tid == 0) {
-                /* hand the item over: its index in slot qn % 2, then Q (or,
-                 * with nothing to load, a plain arrive) completes q_full */
-                hop_mbar_wait(q_empty, (qn & 1) ^ 1);
-                const uint32_t sa = slot + 32 * (qn & 1);
-                /* r0: the sequence's first row (packed), or b (padded) */
-                const int32_t r0 = a.cu_q != NULL ? t.q_row0 : at.b;
-                hop_st_shared_v4(sa, has ? r0 : 0, at.hk, w >= a.items ? -2 : (has ? t.nkb : -1),
-                                 has ? t.kfull : 0);
-                if (has) {
-                    hop_st_shared_v4(sa + 16, t.lq, t.lkv, (int32_t)t.t0, t.ntok);
-                }
-                if (loads) {
-                    hop_mbar_expect_tx(q_full, q_box);
-                    for (int p = 0; p < C::PANELS; ++p) {
-                        hop_tma_load_4d(sq + p * C::Q_PANEL, &maps.q, q_full, p * 64, t.hk * g,
-                                        t.q_row0 + (int32_t)t.t0, t.bcoord);
-                    }
-                } else {
-                    hop_mbar_arrive(q_full);
-                }
-            }
-            ++qn;
-            if (w >= a.items) {
-                return; /* the consumers read the end from the slot */
-            }
-            if (loads && tid == 0) {
-                for (int32_t j = 0; j < t.nkb; ++j, ++it) {
-                    const uint32_t s = stage(it), ph = phase(it);
-                    const int32_t row = t.kv_row0 + j * C::BN;
-                    hop_mbar_wait(k_empty(s), ph ^ 1);
-                    hop_mbar_expect_tx(k_full(s), C::KV_BYTES);
-                    for (int p = 0; p < C::PANELS; ++p) {
-                        hop_tma_load_4d(sk(s) + p * C::KV_PANEL, &maps.k, k_full(s), p * 64, t.hk,
-                                        row, t.bcoord);
-                    }
-                    hop_mbar_wait(v_empty(s), ph ^ 1);
-                    hop_mbar_expect_tx(v_full(s), C::KV_BYTES);
-                    for (int p = 0; p < C::PANELS; ++p) {
-                        hop_tma_load_4d(sv(s) + p * C::KV_PANEL, &maps.v, v_full(s), p * 64, t.hk,
-                                        row, t.bcoord);
-                    }
-                }
-            }
-            /* the next claim: under the consumers' last key blocks */
-            w = hop_claim<C>(a, perm, bmt, ctr, false);
-        }
+        hop_produce<C>(maps, a, rec, perm, m, bmt, tid);
+        return;
     }
 
     // ---- consumers

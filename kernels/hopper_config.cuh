@@ -10,7 +10,8 @@
  * OPP__HOPPER_SMEM_BYTES formula must agree, asserted here), the register
  * split of setmaxnreg, the named barriers and the compile-time switches
  * (pingpong, persistent grid, early rescale, uniform descriptors, trimmed
- * last block); and hop_maps, the tensor maps the launcher encodes.
+ * last block); hop_smem, the addresses of a block's shared memory; and
+ * hop_maps, the tensor maps the launcher encodes.
  * Host and device; no code.
  */
 #ifndef OPP_KERNELS_HOPPER_CONFIG_CUH
@@ -102,6 +103,61 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
                       4u * OPP__HOPPER_SORT_MAX <= KV_BYTES,
                   "uint16 sequence indices; the sort's keys fit in a K stage");
     static_assert(EPI_BAR + NC_ <= 16, "named barriers");
+};
+
+/* The shared memory of one block, from its 1024-byte-aligned base (shared
+ * state space addresses): Q, the stages of K and V, the mbarriers
+ *   q_full, q_empty, k_full[S], v_full[S], k_empty[S], v_empty[S]
+ * and the two item slots of 8 int32 (qn % 2) that hand an item over with
+ * q_full: r0 (packed: cu_seqlens_q[b]; padded: b), hk, nkb (-1: no tokens,
+ * -2: no item left), kfull, lq, lkv, t0, ntok. The consumers read the
+ * fields when they need them, not keeping them in registers; a slot holds
+ * until the item after next is handed over, which waits for q_empty of the
+ * next item: every consumer thread arrives on it (count CTHREADS) after its
+ * last read of this slot. Stage of key block count i: i % STAGES, its
+ * phase (i / STAGES) % 2. */
+template <class C> struct hop_smem {
+    uint32_t base;
+    __device__ __forceinline__ uint32_t sq() const {
+        return base;
+    }
+    __device__ __forceinline__ uint32_t sk(uint32_t s) const {
+        return base + C::Q_BYTES + s * 2 * C::KV_BYTES;
+    }
+    __device__ __forceinline__ uint32_t sv(uint32_t s) const {
+        return base + C::Q_BYTES + s * 2 * C::KV_BYTES + C::KV_BYTES;
+    }
+    __device__ __forceinline__ uint32_t bar() const {
+        return base + C::BAR_OFF;
+    }
+    __device__ __forceinline__ uint32_t q_full() const {
+        return bar();
+    }
+    __device__ __forceinline__ uint32_t q_empty() const {
+        return bar() + 8;
+    }
+    __device__ __forceinline__ uint32_t k_full(uint32_t s) const {
+        return bar() + 16 + 8 * s;
+    }
+    __device__ __forceinline__ uint32_t v_full(uint32_t s) const {
+        return bar() + 16 + 8 * C::STAGES + 8 * s;
+    }
+    __device__ __forceinline__ uint32_t k_empty(uint32_t s) const {
+        return bar() + 16 + 16 * C::STAGES + 8 * s;
+    }
+    __device__ __forceinline__ uint32_t v_empty(uint32_t s) const {
+        return bar() + 16 + 24 * C::STAGES + 8 * s;
+    }
+    /* after 16 + 32 STAGES bytes of mbarriers */
+    __device__ __forceinline__ uint32_t slot() const {
+        return bar() + 192;
+    }
+    static __device__ __forceinline__ uint32_t stage(uint32_t i) {
+        return i & (C::STAGES - 1);
+    }
+    static __device__ __forceinline__ uint32_t phase(uint32_t i) {
+        return (i >> C::STAGE_SHIFT) & 1;
+    }
 };
 
 /* The tensor maps, by value in the kernel's parameters; o_ok: out's map
