@@ -119,18 +119,10 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     const uint32_t raw = flash_smem_addr(hop_smem_raw);
     const uint32_t base = (raw + 1023u) & ~1023u;
     uint8_t *gbase = hop_smem_raw + (base - raw);
-    const hop_smem<C> m = {base};
-    const uint32_t sq = m.sq();
-    const uint32_t q_full = m.q_full(), q_empty = m.q_empty();
-    auto k_full = [&](uint32_t s) { return m.k_full(s); };
-    auto v_full = [&](uint32_t s) { return m.v_full(s); };
-    auto k_empty = [&](uint32_t s) { return m.k_empty(s); };
-    auto v_empty = [&](uint32_t s) { return m.v_empty(s); };
-    auto stage = [](uint32_t i) { return hop_smem<C>::stage(i); };
-    auto phase = [](uint32_t i) { return hop_smem<C>::phase(i); };
-    const uint32_t slot = m.slot();
-    auto sk = [&](uint32_t s) { return m.sk(s); };
-    auto sv = [&](uint32_t s) { return m.sv(s); };
+    const hop_smem<C> smem = {base};
+    const uint32_t sq = smem.sq();
+    const uint32_t q_full = smem.q_full(), q_empty = smem.q_empty();
+    const uint32_t slot = smem.slot();
     const int32_t g = a.g;
     const int32_t bmt = C::BM / g; /* tokens per tile (G <= BM: lib/dispatch.c) */
 
@@ -143,10 +135,10 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         hop_mbar_init(q_full, 1);
         hop_mbar_init(q_empty, C::CTHREADS); /* every consumer thread: it read the slot */
         for (uint32_t s = 0; s < C::STAGES; ++s) {
-            hop_mbar_init(k_full(s), 1);
-            hop_mbar_init(v_full(s), 1);
-            hop_mbar_init(k_empty(s), C::NC);
-            hop_mbar_init(v_empty(s), C::NC);
+            hop_mbar_init(smem.k_full(s), 1);
+            hop_mbar_init(smem.v_full(s), 1);
+            hop_mbar_init(smem.k_empty(s), C::NC);
+            hop_mbar_init(smem.v_empty(s), C::NC);
         }
         hop_mbar_init_fence();
     }
@@ -167,7 +159,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         if (tid >= 32) {
             return;
         }
-        hop_produce<C>(maps, a, rec, perm, m, bmt, tid);
+        hop_produce<C>(maps, a, rec, perm, smem, bmt, tid);
         return;
     }
 
@@ -264,11 +256,11 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 hop_uniform_switch<C::NC>((uint32_t)c, [&](auto ci) {
                     hop_uniform_switch<C::STAGES>(s, [&](auto si) {
                         qk(hop_desc_lo(sq + decltype(ci)::value * 64 * 128, 16),
-                           hop_desc_lo(sk(decltype(si)::value), 16));
+                           hop_desc_lo(smem.sk(decltype(si)::value), 16));
                     });
                 });
             } else { /* qk on the addresses */
-                uint32_t qb = sq + c * 64 * 128, kb = sk(s);
+                uint32_t qb = sq + c * 64 * 128, kb = smem.sk(s);
                 hop_fence_reg(qb);
                 hop_fence_reg(kb);
                 qk(qb, kb);
@@ -295,10 +287,11 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 wgmma_commit();
             };
             if constexpr (C::UNIFORM_DESC) { /* pv on the descriptor's low word */
-                hop_uniform_switch<C::STAGES>(
-                    s, [&](auto si) { pv(hop_desc_lo(sv(decltype(si)::value), C::KV_PANEL)); });
+                hop_uniform_switch<C::STAGES>(s, [&](auto si) {
+                    pv(hop_desc_lo(smem.sv(decltype(si)::value), C::KV_PANEL));
+                });
             } else { /* pv on the address */
-                uint32_t vb = sv(s);
+                uint32_t vb = smem.sv(s);
                 hop_fence_reg(vb);
                 pv(vb);
             }
@@ -367,8 +360,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             using half_t = std::integral_constant<bool, C::TRIM>;
             /* block 0: S, softmax, P (halfc: block 0 is the last, trimmed) */
             auto first = [&](auto halfc) {
-                const uint32_t s = stage(it), ph = phase(it);
-                hop_mbar_wait(k_full(s), ph);
+                const uint32_t s = smem.stage(it), ph = smem.phase(it);
+                hop_mbar_wait(smem.k_full(s), ph);
                 if (C::PINGPONG) {
                     hop_bar_sync(turn, 256);
                 }
@@ -379,7 +372,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 wgmma_wait<0>();
                 fence_s();
                 if ((ctid & 127) == 0) {
-                    hop_mbar_arrive(k_empty(s));
+                    hop_mbar_arrive(smem.k_empty(s));
                 }
                 if (nkb == 1) {
                     hop_mbar_arrive(q_empty); /* Q is read no more */
@@ -400,9 +393,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
              * products before the two join) */
             auto step = [&](int32_t j, auto halfc) {
                 const uint32_t cur = it + j, prev = cur - 1;
-                const uint32_t s = stage(cur), ph = phase(cur);
-                const uint32_t sp = stage(prev), php = phase(prev);
-                hop_mbar_wait(k_full(s), ph);
+                const uint32_t s = smem.stage(cur), ph = smem.phase(cur);
+                const uint32_t sp = smem.stage(prev), php = smem.phase(prev);
+                hop_mbar_wait(smem.k_full(s), ph);
                 if (C::PINGPONG) {
                     hop_bar_sync(turn, 256);
                 }
@@ -410,7 +403,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 if constexpr (C::RESCALE_EARLY) {
                     rescale_o(pend); /* alpha_{j-1}, under Q K_j^T */
                 }
-                hop_mbar_wait(v_full(sp), php);
+                hop_mbar_wait(smem.v_full(sp), php);
                 issue_pv(sp, full_t());
                 if (C::PINGPONG) {
                     hop_bar_arrive(next_turn, 256);
@@ -418,7 +411,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 wgmma_wait<1>();
                 fence_s();
                 if ((ctid & 127) == 0) {
-                    hop_mbar_arrive(k_empty(s));
+                    hop_mbar_arrive(smem.k_empty(s));
                 }
                 if (j == nkb - 1) {
                     /* the item's last S retired: Q is free, so the next
@@ -430,7 +423,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 wgmma_wait<0>();
                 fence_ov();
                 if ((ctid & 127) == 0) {
-                    hop_mbar_arrive(v_empty(sp));
+                    hop_mbar_arrive(smem.v_empty(sp));
                 }
                 if constexpr (C::RESCALE_EARLY) {
                     pend[0] = alpha[0];
@@ -450,8 +443,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             /* the last block's P V; its V rows past L_kv become zeros first */
             {
                 const uint32_t last = it + nkb - 1;
-                const uint32_t s = stage(last), ph = phase(last);
-                hop_mbar_wait(v_full(s), ph);
+                const uint32_t s = smem.stage(last), ph = smem.phase(last);
+                hop_mbar_wait(smem.v_full(s), ph);
                 if constexpr (C::RESCALE_EARLY) {
                     rescale_o(pend);
                 }
@@ -465,7 +458,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     const uint32_t chunks = (uint32_t)(vrows - left) * 8u;
                     for (uint32_t i = ctid; i < chunks * C::PANELS; i += C::CTHREADS) {
                         const uint32_t p = i / chunks, r = i % chunks;
-                        const uint32_t off = sv(s) - base + p * C::KV_PANEL + left * 128u + r * 16u;
+                        const uint32_t off =
+                            smem.sv(s) - base + p * C::KV_PANEL + left * 128u + r * 16u;
                         *(uint4 *)(gbase + off) = make_uint4(0, 0, 0, 0);
                     }
                     hop_fence_proxy_async();
@@ -479,7 +473,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 wgmma_wait<0>();
                 fence_ov();
                 if ((ctid & 127) == 0) {
-                    hop_mbar_arrive(v_empty(s));
+                    hop_mbar_arrive(smem.v_empty(s));
                 }
             }
             it += nkb;

@@ -26,7 +26,7 @@
 template <class C>
 __device__ __forceinline__ void hop_produce(const hop_maps &maps, const flash_args &a,
                                             opp__guard_record_t *rec, const uint16_t *perm,
-                                            const hop_smem<C> &m, int32_t bmt, int tid) {
+                                            const hop_smem<C> &smem, int32_t bmt, int tid) {
     if (tid == 0) {
         hop_tma_prefetch(&maps.q);
         hop_tma_prefetch(&maps.k);
@@ -49,8 +49,8 @@ __device__ __forceinline__ void hop_produce(const hop_maps &maps, const flash_ar
         if (tid == 0) {
             /* hand the item over: its index in slot qn % 2, then Q (or,
              * with nothing to load, a plain arrive) completes q_full */
-            hop_mbar_wait(m.q_empty(), (qn & 1) ^ 1);
-            const uint32_t sa = m.slot() + 32 * (qn & 1);
+            hop_mbar_wait(smem.q_empty(), (qn & 1) ^ 1);
+            const uint32_t sa = smem.slot() + 32 * (qn & 1);
             /* r0: the sequence's first row (packed), or b (padded) */
             const int32_t r0 = a.cu_q != NULL ? t.q_row0 : at.b;
             hop_st_shared_v4(sa, has ? r0 : 0, at.hk, w >= a.items ? -2 : (has ? t.nkb : -1),
@@ -59,13 +59,13 @@ __device__ __forceinline__ void hop_produce(const hop_maps &maps, const flash_ar
                 hop_st_shared_v4(sa + 16, t.lq, t.lkv, (int32_t)t.t0, t.ntok);
             }
             if (loads) {
-                hop_mbar_expect_tx(m.q_full(), q_box);
+                hop_mbar_expect_tx(smem.q_full(), q_box);
                 for (int p = 0; p < C::PANELS; ++p) {
-                    hop_tma_load_4d(m.sq() + p * C::Q_PANEL, &maps.q, m.q_full(), p * 64,
+                    hop_tma_load_4d(smem.sq() + p * C::Q_PANEL, &maps.q, smem.q_full(), p * 64,
                                     t.hk * a.g, t.q_row0 + (int32_t)t.t0, t.bcoord);
                 }
             } else {
-                hop_mbar_arrive(m.q_full());
+                hop_mbar_arrive(smem.q_full());
             }
         }
         ++qn;
@@ -76,17 +76,17 @@ __device__ __forceinline__ void hop_produce(const hop_maps &maps, const flash_ar
             for (int32_t j = 0; j < t.nkb; ++j, ++it) {
                 const uint32_t s = hop_smem<C>::stage(it), ph = hop_smem<C>::phase(it);
                 const int32_t row = t.kv_row0 + j * C::BN;
-                hop_mbar_wait(m.k_empty(s), ph ^ 1);
-                hop_mbar_expect_tx(m.k_full(s), C::KV_BYTES);
+                hop_mbar_wait(smem.k_empty(s), ph ^ 1);
+                hop_mbar_expect_tx(smem.k_full(s), C::KV_BYTES);
                 for (int p = 0; p < C::PANELS; ++p) {
-                    hop_tma_load_4d(m.sk(s) + p * C::KV_PANEL, &maps.k, m.k_full(s), p * 64, t.hk,
-                                    row, t.bcoord);
+                    hop_tma_load_4d(smem.sk(s) + p * C::KV_PANEL, &maps.k, smem.k_full(s), p * 64,
+                                    t.hk, row, t.bcoord);
                 }
-                hop_mbar_wait(m.v_empty(s), ph ^ 1);
-                hop_mbar_expect_tx(m.v_full(s), C::KV_BYTES);
+                hop_mbar_wait(smem.v_empty(s), ph ^ 1);
+                hop_mbar_expect_tx(smem.v_full(s), C::KV_BYTES);
                 for (int p = 0; p < C::PANELS; ++p) {
-                    hop_tma_load_4d(m.sv(s) + p * C::KV_PANEL, &maps.v, m.v_full(s), p * 64, t.hk,
-                                    row, t.bcoord);
+                    hop_tma_load_4d(smem.sv(s) + p * C::KV_PANEL, &maps.v, smem.v_full(s), p * 64,
+                                    t.hk, row, t.bcoord);
                 }
             }
         }

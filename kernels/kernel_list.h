@@ -136,21 +136,21 @@
  * differ (kernels/hopper_sort_rule.h): with more, the tail
  * is a small part of the launch and the sort's few microseconds at the
  * start cost more than it saves. */
+#ifndef OPP__HOPPER_SORT_ITEMS_PER_SM
+#define OPP__HOPPER_SORT_ITEMS_PER_SM 16
+#endif
 /* Which items of the Hopper kernel at D 128 run a last key block whose
  * keys the tile's rows see number at most 64 at half width
- * (kernels/hopper_attention.cuh, hop_cfg::TRIM): bit 0 those of one key
+ * (kernels/hopper_config.cuh, hop_cfg::TRIM): bit 0 those of one key
  * block, bit 1 those of more. */
 #ifndef OPP__HOPPER_TRIM_WHERE
 #define OPP__HOPPER_TRIM_WHERE 3
-#endif
-#ifndef OPP__HOPPER_SORT_ITEMS_PER_SM
-#define OPP__HOPPER_SORT_ITEMS_PER_SM 16
 #endif
 /* Shared memory of the Hopper kernel: 1024 bytes of alignment slack, Q
  * [BM][DB], OPP__HOPPER_STAGES(DB) stages of K and V [BN][DB], at DB <= 128
  * the O tile [BM][DB] the TMA stores read (16-bit, 128-byte-swizzled panels
  * of 64 columns), 256 bytes of mbarriers and item slots, the sequence order
- * (uint16 [OPP__HOPPER_SORT_MAX]) (kernels/hopper_attention.cuh asserts its
+ * (uint16 [OPP__HOPPER_SORT_MAX]) (kernels/hopper_config.cuh asserts its
  * template agrees). */
 #define OPP__HOPPER_SMEM_BYTES(DB, BM, BN)             \
     ((size_t)1280 + (size_t)2 * OPP__HOPPER_SORT_MAX + \
