@@ -15,9 +15,10 @@
  *     `items` counts every sequence at max_seqlen_q; packed, at most
  *     (total_q / bmt + B) Hkv items hold tokens (each sequence's last
  *     m-block may be partial);
- *   - not a split decode batch (split_on and max_seqlen_q G <=
- *     OPP__SPLIT_ROWS: the split launch runs the sequences of many keys,
- *     this one only the short ones);
+ *   - not a split decode batch (split_on and max_seqlen_q <=
+ *     OPP__SPLIT_ROWS / G, flash_split_tokens' bound: every query token
+ *     of a sequence of many keys is a split token, so the split launch
+ *     runs those sequences and this one only the short ones);
  *   - lengths that may differ (packed: not every sequence at max_seqlen_q
  *     and max_seqlen_kv; padded: nonpad is on the device, so they may).
  * Host arithmetic only: no device value is read.
@@ -52,7 +53,7 @@ static inline int opp__hop_wants_sort(const opp__hop_sort_in_t *in) {
     if (busy > (int64_t)OPP__HOPPER_SORT_ITEMS_PER_SM * in->grid) {
         return 0;
     }
-    if (in->split_on && in->max_seqlen_q * in->g <= OPP__SPLIT_ROWS) {
+    if (in->split_on && in->max_seqlen_q <= OPP__SPLIT_ROWS / in->g) {
         return 0;
     }
     if (in->packed && in->total_q == in->batch * in->max_seqlen_q &&

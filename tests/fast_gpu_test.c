@@ -283,6 +283,21 @@ static void test_fast_every_row(void **state) {
     assert_true(ran > 0);
 }
 
+/* One batch of chosen lengths (the pair threshold, the sort bound): FAST
+ * sane and against EXACT (its error into e), then its L4 comparisons
+ * (opp_ft_check_invariance with seed and full). */
+static void check_batch(const opp_lb_t *lb, const char *desc, opp_ft_err_t *e, uint64_t seed,
+                        int full) {
+    opp_ft_res_t fast, exact;
+    opp_ft_run_packed(lb, OPP_ALGO_FAST, NULL, &fast);
+    opp_ft_run_packed(lb, OPP_ALGO_EXACT, NULL, &exact);
+    opp_ft_assert_sane(lb, &fast, desc);
+    opp_ft_check_accuracy(lb, &fast, &exact, e, desc);
+    opp_ft_check_invariance(lb, &fast, NULL, seed, full, desc);
+    opp_ft_res_free(&fast);
+    opp_ft_res_free(&exact);
+}
+
 /* The Hopper D 64 pair (kernels/hopper_items.cuh, hop_takes_wide): BM 192
  * runs the sequences of at least OPP__HOPPER_WIDE_D64_MIN_KEYS keys, BM 128
  * the others, in one call. Sequences on both sides of the threshold (one
@@ -308,14 +323,7 @@ static void test_fast_pair_threshold(void **state) {
         char desc[600], d[512];
         opp_lb_describe(&lb, d, sizeof(d));
         snprintf(desc, sizeof(desc), "pair threshold %d keys: %s", (int)t, d);
-        opp_ft_res_t fast, exact;
-        opp_ft_run_packed(&lb, OPP_ALGO_FAST, NULL, &fast);
-        opp_ft_run_packed(&lb, OPP_ALGO_EXACT, NULL, &exact);
-        opp_ft_assert_sane(&lb, &fast, desc);
-        opp_ft_check_accuracy(&lb, &fast, &exact, &e, desc);
-        opp_ft_check_invariance(&lb, &fast, NULL, base_seed() ^ (uint64_t)(77 + c), 1, desc);
-        opp_ft_res_free(&fast);
-        opp_ft_res_free(&exact);
+        check_batch(&lb, desc, &e, base_seed() ^ (uint64_t)(77 + c), 1);
         opp_lb_free(&lb);
     }
     print_header("D 64 pair");
@@ -352,14 +360,7 @@ static void test_fast_sort_bound(void **state) {
         char desc[600], d[512];
         opp_lb_describe(&lb, d, sizeof(d));
         snprintf(desc, sizeof(desc), "sort bound %d sequences: %s", (int)nb, d);
-        opp_ft_res_t fast, exact;
-        opp_ft_run_packed(&lb, OPP_ALGO_FAST, NULL, &fast);
-        opp_ft_run_packed(&lb, OPP_ALGO_EXACT, NULL, &exact);
-        opp_ft_assert_sane(&lb, &fast, desc);
-        opp_ft_check_accuracy(&lb, &fast, &exact, &e, desc);
-        opp_ft_check_invariance(&lb, &fast, NULL, base_seed() ^ (uint64_t)(91 + c), 0, desc);
-        opp_ft_res_free(&fast);
-        opp_ft_res_free(&exact);
+        check_batch(&lb, desc, &e, base_seed() ^ (uint64_t)(91 + c), 0);
         opp_lb_free(&lb);
     }
     print_header("sort bound");

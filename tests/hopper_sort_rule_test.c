@@ -110,7 +110,7 @@ static void test_sort_rule_bounds(void **state) {
     in.items += 1;
     in.total_q = 32; /* bound 65 */
     assert_int_equal(opp__hop_wants_sort(&in), 0);
-    /* split decode rows: max_seqlen_q G at OPP__SPLIT_ROWS is the split
+    /* split decode rows: max_seqlen_q at OPP__SPLIT_ROWS / G is the split
      * launch's, one token more is not */
     in = packed_of(lq, 64, 4, 1);
     in.split_on = 1;
