@@ -11,9 +11,10 @@ item in order as soon as it is free (greedy list scheduling). Printed per
 workload: items, and the makespan over the mean load of an SM
 (1.000 = perfect balance) for
   batch   the (sequence, kv head) pairs in batch order, each pair's
-          m-blocks highest first (the kernel's order on main)
-  sorted  the same with the sequences by L_kv descending (the order of
-          branch hsort, not yet measured on a GPU)
+          m-blocks highest first (the kernel's order where
+          kernels/hopper_sort_rule.h does not sort)
+  sorted  the same with the sequences by L_kv descending (the kernel's
+          order where it does: few items an SM, lengths that differ)
   level   m-block levels highest first, across every pair (no L2
           locality: a level touches every pair's keys; for reference)
   lpt     every item by cost descending (the ideal list order)
