@@ -96,6 +96,7 @@
 #include "kernels/hopper_config.cuh"
 #include "kernels/hopper_items.cuh"
 #include "kernels/hopper_producer.cuh"
+#include "kernels/hopper_trace.cuh"
 #include "kernels/hopper_ops.cuh"
 #include "kernels/wgmma_ops.cuh"
 
@@ -180,11 +181,20 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         hop_bar_arrive(2, 256);
     }
     uint32_t it = 0, qn = 0;
+    hop_tracer tr;
+    const bool tlead = (ctid & 127) == 0;
+    if (tlead) {
+        tr.init(1 + c);
+        tr.ev(HT_START, 0);
+    }
     for (;;) {
         hop_mbar_wait(q_full, qn & 1);
         const uint32_t sa = slot + 32 * (qn & 1);
         ++qn;
         const int32_t nkb = hop_ld_shared_v4(sa).z;
+        if (tlead) {
+            tr.ev(HT_QFULL, nkb < 0 ? 255 + nkb : nkb);
+        }
         if (nkb == -2) {
             break;
         }
@@ -362,6 +372,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             auto first = [&](auto halfc) {
                 const uint32_t s = smem.stage(it), ph = smem.phase(it);
                 hop_mbar_wait(smem.k_full(s), ph);
+                if (tlead) {
+                    tr.ev(HT_K0, 0);
+                }
                 if (C::PINGPONG) {
                     hop_bar_sync(turn, 256);
                 }
@@ -371,6 +384,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 }
                 wgmma_wait<0>();
                 fence_s();
+                if (tlead) {
+                    tr.ev(HT_S0, 0);
+                }
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(smem.k_empty(s));
                 }
@@ -380,6 +396,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 float alpha[2];
                 softmax(0, alpha, halfc); /* O is 0: no rescale */
                 pack_p(halfc);
+                if (tlead) {
+                    tr.ev(HT_P0, 0);
+                }
             };
             if (C::TRIM_FIRST && nkb == 1 && half_last) {
                 first(std::integral_constant<bool, C::TRIM_FIRST>());
@@ -396,8 +415,14 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 const uint32_t s = smem.stage(cur), ph = smem.phase(cur);
                 const uint32_t sp = smem.stage(prev), php = smem.phase(prev);
                 hop_mbar_wait(smem.k_full(s), ph);
+                if (tlead) {
+                    tr.ev(HT_KJ, j);
+                }
                 if (C::PINGPONG) {
                     hop_bar_sync(turn, 256);
+                }
+                if (tlead) {
+                    tr.ev(HT_TURN, j);
                 }
                 issue_qk(s, halfc);
                 if constexpr (C::RESCALE_EARLY) {
@@ -410,6 +435,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 }
                 wgmma_wait<1>();
                 fence_s();
+                if (tlead) {
+                    tr.ev(HT_SJ, j);
+                }
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(smem.k_empty(s));
                 }
@@ -422,6 +450,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 softmax(j, alpha, halfc);
                 wgmma_wait<0>();
                 fence_ov();
+                if (tlead) {
+                    tr.ev(HT_PVJ, j);
+                }
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(smem.v_empty(sp));
                 }
@@ -432,6 +463,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     rescale_o(alpha);
                 }
                 pack_p(halfc);
+                if (tlead) {
+                    tr.ev(HT_STEP, j);
+                }
             };
             for (int32_t j = 1; j < nkb; ++j) {
                 if (C::TRIM_STEP && j == nkb - 1 && half_last) {
@@ -445,6 +479,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 const uint32_t last = it + nkb - 1;
                 const uint32_t s = smem.stage(last), ph = smem.phase(last);
                 hop_mbar_wait(smem.v_full(s), ph);
+                if (tlead) {
+                    tr.ev(HT_VLAST, 0);
+                }
                 if constexpr (C::RESCALE_EARLY) {
                     rescale_o(pend);
                 }
@@ -472,6 +509,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 }
                 wgmma_wait<0>();
                 fence_ov();
+                if (tlead) {
+                    tr.ev(HT_PVLAST, 0);
+                }
                 if ((ctid & 127) == 0) {
                     hop_mbar_arrive(smem.v_empty(s));
                 }
@@ -551,6 +591,12 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                                     qc, a.dv);
             }
         }
+        if (tlead) {
+            tr.ev(HT_EPI, 0);
+        }
+    }
+    if (tlead) {
+        tr.end();
     }
     if (C::TMA_O && (ctid & 127) == 0) {
         hop_bulk_wait<false>(); /* the stores are done before the block's memory goes */

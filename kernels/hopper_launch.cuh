@@ -11,12 +11,39 @@
 
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/device_cache.h"
 #include "kernels/flash_launch.cuh"
 #include "kernels/hopper_attention.cuh"
 #include "kernels/hopper_sort_rule.h"
+
+// --- the trace (kernels/hopper_trace.cuh; development builds only)
+
+#if OPP__HOPPER_TRACE
+/* at exit: the last launch's events to $OPP_HOP_TRACE.d<DB> */
+template <int DB> static void hop_trace_dump(void) {
+    const char *path = getenv("OPP_HOP_TRACE");
+    if (path == NULL) {
+        return;
+    }
+    const size_t n = (size_t)HOP_TRACE_BLOCKS * HOP_TRACE_ROLES * HOP_TRACE_CAP;
+    unsigned long long *h = (unsigned long long *)malloc(n * 8);
+    char name[512];
+    snprintf(name, sizeof name, "%s.d%d", path, DB);
+    FILE *f = fopen(name, "wb");
+    if (h != NULL && f != NULL && cudaDeviceSynchronize() == cudaSuccess &&
+        cudaMemcpyFromSymbol(h, hop_trace_buf, n * 8) == cudaSuccess) {
+        fwrite(h, 8, n, f);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    free(h);
+}
+#endif
 
 // --- launcher
 
@@ -178,6 +205,13 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
     hopper_attention_kernel<DT, C>
         <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
     OPP_CUDA_TRY(cudaGetLastError());
+#if OPP__HOPPER_TRACE
+    static bool dump_set;
+    if (!dump_set) {
+        dump_set = true;
+        atexit(hop_trace_dump<C::DB>);
+    }
+#endif
     *launched = true;
     return OPP_STATUS_SUCCESS;
 }
