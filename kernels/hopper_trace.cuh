@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #ifndef OPP__HOPPER_TRACE
-#define OPP__HOPPER_TRACE 1
+#define OPP__HOPPER_TRACE 0
 #endif
 
 enum {
