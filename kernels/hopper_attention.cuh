@@ -26,8 +26,8 @@
  * (BM 192, BN 96: the D 64 lines' wide configuration, which runs the
  * sequences hop_takes_wide() gives it in a launch of its own, before the
  * BM 128 launch runs the others). Warpgroup 0 is the producer: it drops to 56
- * registers; its first warp claims the items (hop_claim) and its lane 0
- * issues every TMA (Q once per item; K_j and V_j into rings of STAGES
+ * registers; its second warp claims the items ahead into a claim queue
+ * (hop_claim_ahead) and lane 0 of its first (hop_load) issues every TMA (Q once per item; K_j and V_j into rings of STAGES
  * stages - 4 at DB 64, else 2 - each buffer with a "full" mbarrier the TMA
  * completes and an "empty" one every consumer arrives on). Warpgroups 1 ..
  * NC are consumers (224 registers, 152 at NC 3): consumer c owns rows
@@ -75,9 +75,9 @@
  * the longest) first.
  * A grid of one block per SM claims them one at a time from a counter in
  * the guard record, which the guard zeroes on every call (graph replays
- * included); the producer's warp claims the next item while the consumers
- * run the last key blocks of the current one, skipping m-blocks past the
- * sequence's tokens (hop_claim), and hands it to the consumers with Q
+ * included); the claimer warp claims up to C::QUEUE items ahead of the
+ * loads, skipping m-blocks past the sequence's tokens (hop_claim), and the
+ * loader hands each to the consumers with Q
  * (its geometry in a shared slot, published by the q_full arrive). Which
  * block runs an item, and when, never changes the item's arithmetic.
  * Pipelines: stage s of key block count `it` (running over the block's
@@ -141,6 +141,10 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             hop_mbar_init(smem.k_empty(s), C::NC);
             hop_mbar_init(smem.v_empty(s), C::NC);
         }
+        for (uint32_t e = 0; e < C::QUEUE; ++e) {
+            hop_mbar_init(smem.cq_full(e), 1);
+            hop_mbar_init(smem.cq_empty(e), 1);
+        }
         hop_mbar_init_fence();
     }
     /* the items' sequence order: the sort's keys in the first K stage,
@@ -155,12 +159,13 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
 
     const int wg = tid / 128;
     if (wg == 0) {
-        // ---- producer: warp 0 claims the items, its lane 0 issues every load
+        // ---- producer: warp 1 claims the items ahead, lane 0 of warp 0 issues every load
         hop_regs_dec<C::PRODUCER_REGS>();
-        if (tid >= 32) {
-            return;
+        if (tid == 0) {
+            hop_load<C>(maps, a, smem, bmt);
+        } else if (tid >= 32 && tid < 64) {
+            hop_claim_ahead<C>(a, rec, perm, smem, bmt);
         }
-        hop_produce<C>(maps, a, rec, perm, smem, bmt, tid);
         return;
     }
 

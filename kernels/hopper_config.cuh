@@ -47,7 +47,11 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
     static constexpr uint32_t BAR_OFF = O_OFF + O_BYTES;
     /* the sequence order (hop_sort_sequences), after the mbarriers and slots */
     static constexpr uint32_t PERM_OFF = BAR_OFF + 256;
-    static constexpr size_t SMEM_BYTES = 1024 + (size_t)PERM_OFF + 2 * OPP__HOPPER_SORT_MAX;
+    /* the claim queue (hop_claim_ahead -> hop_load): QUEUE entries of 48
+     * bytes and their full / empty mbarriers, after the sequence order */
+    static constexpr uint32_t QUEUE = 2;
+    static constexpr uint32_t CQ_OFF = PERM_OFF + 2 * OPP__HOPPER_SORT_MAX;
+    static constexpr size_t SMEM_BYTES = 1024 + (size_t)CQ_OFF + 256;
     /* the register file split by setmaxnreg: the producer warpgroup's
      * claims and loads need few, the consumers' accumulators many */
     static constexpr int PRODUCER_REGS = 56;
@@ -103,6 +107,7 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
                       4u * OPP__HOPPER_SORT_MAX <= KV_BYTES,
                   "uint16 sequence indices; the sort's keys fit in a K stage");
     static_assert(EPI_BAR + NC_ <= 16, "named barriers");
+    static_assert(CQ_OFF % 16 == 0 && 16 * QUEUE + 48 * QUEUE <= 256, "the claim queue");
 };
 
 /* The shared memory of one block, from its 1024-byte-aligned base (shared
@@ -151,6 +156,18 @@ template <class C> struct hop_smem {
     /* after 16 + 32 STAGES bytes of mbarriers */
     __device__ __forceinline__ uint32_t slot() const {
         return bar() + 192;
+    }
+    /* claim queue entry e (of C::QUEUE): its mbarriers and 48 bytes
+     * {state, b, hk, nkb}, {kfull, lq, lkv, t0}, {ntok, q_row0, kv_row0,
+     * bcoord}; state 0: no tokens, 1: an item, 2: no item left */
+    __device__ __forceinline__ uint32_t cq_full(uint32_t e) const {
+        return base + C::CQ_OFF + 8 * e;
+    }
+    __device__ __forceinline__ uint32_t cq_empty(uint32_t e) const {
+        return base + C::CQ_OFF + 8 * C::QUEUE + 8 * e;
+    }
+    __device__ __forceinline__ uint32_t cq(uint32_t e) const {
+        return base + C::CQ_OFF + 16 * C::QUEUE + 48 * e;
     }
     static __device__ __forceinline__ uint32_t stage(uint32_t i) {
         return i & (C::STAGES - 1);

@@ -150,10 +150,10 @@
  * [BM][DB], OPP__HOPPER_STAGES(DB) stages of K and V [BN][DB], at DB <= 128
  * the O tile [BM][DB] the TMA stores read (16-bit, 128-byte-swizzled panels
  * of 64 columns), 256 bytes of mbarriers and item slots, the sequence order
- * (uint16 [OPP__HOPPER_SORT_MAX]) (kernels/hopper_config.cuh asserts its
+ * (uint16 [OPP__HOPPER_SORT_MAX]), 256 bytes of claim queue (kernels/hopper_config.cuh asserts its
  * template agrees). */
 #define OPP__HOPPER_SMEM_BYTES(DB, BM, BN)             \
-    ((size_t)1280 + (size_t)2 * OPP__HOPPER_SORT_MAX + \
+    ((size_t)1536 + (size_t)2 * OPP__HOPPER_SORT_MAX + \
      ((size_t)(BM) * ((DB) <= 128 ? 2 : 1) + 2 * OPP__HOPPER_STAGES(DB) * (size_t)(BN)) * (DB)*2)
 
 /* A TMA tensor map takes strides below 2^40 bytes: larger strides of q, k
