@@ -548,6 +548,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     flash_row_lse(m[h], sum, sl);
             }
         }
+        if (tlead) {
+            tr.ev(HT_EPI_LSE, 0);
+        }
         const int32_t wtok = 64 / g; /* tokens of this consumer's rows when G divides 64 */
         if (C::TMA_O && maps.o_ok != 0 && wtok * g == 64 && t0 + (c + 1) * wtok <= ntok) {
             const uint32_t ot = base + C::O_OFF + (uint32_t)c * C::PANELS * C::O_PANEL;
@@ -556,6 +559,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 hop_bulk_wait<true>(); /* this consumer's last store read the tile */
             }
             hop_bar_sync(C::EPI_BAR + c, 128);
+            if (tlead) {
+                tr.ev(HT_EPI_BAR, 0);
+            }
             const float(&of)[C::DB / 8][4] = reinterpret_cast<const float(&)[C::DB / 8][4]>(o);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
@@ -571,6 +577,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             }
             hop_fence_proxy_async();
             hop_bar_sync(C::EPI_BAR + c, 128);
+            if (tlead) {
+                tr.ev(HT_EPI_ST, 0);
+            }
             if (lead) {
                 const int32_t row = (packed ? r0 : 0) + t0 + c * wtok;
 #pragma unroll

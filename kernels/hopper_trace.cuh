@@ -48,6 +48,9 @@ enum {
     HT_VLAST = 25,     /* the last V landed */
     HT_PVLAST = 26,    /* the last P V retired */
     HT_EPI = 27,       /* the epilogue done */
+    HT_EPI_LSE = 28,   /* epilogue: row sums and LSE done */
+    HT_EPI_BAR = 29,   /* epilogue: the O tile free (the last store read it), the warps met */
+    HT_EPI_ST = 30,    /* epilogue: O / l in shared memory, the warps met again */
     HT_END = 255,
 };
 
