@@ -77,7 +77,7 @@ def main():
                 d = t - prev_t
                 key = {16: "wait Q (after epilogue)", 17: "block 0: wait K", 18: "block 0: turn + S",
                        19: "block 0: softmax + P", 20: "step: wait K", 21: "step: wait turn",
-                       22: "step: issue + wait S", 23: "step: softmax + wait PV", 24: "step: rescale + P",
+                       22: "step: turn + issue + wait S", 23: "step: softmax + wait PV", 24: "step: rescale + P",
                        25: "last: wait V", 26: "last: zero V rows + P V", 27: "epilogue: store",
                        28: "epilogue: sums, LSE", 29: "epilogue: wait tile + barrier",
                        30: "epilogue: O / l to shared + barrier"}.get(e, "?")

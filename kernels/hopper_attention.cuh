@@ -426,9 +426,6 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 if (C::PINGPONG) {
                     hop_bar_sync(turn, 256);
                 }
-                if (tlead) {
-                    tr.ev(HT_TURN, j);
-                }
                 issue_qk(s, halfc);
                 if constexpr (C::RESCALE_EARLY) {
                     rescale_o(pend); /* alpha_{j-1}, under Q K_j^T */

@@ -41,7 +41,7 @@ enum {
     HT_S0 = 18,        /* block 0's S retired */
     HT_P0 = 19,        /* block 0's softmax and P done */
     HT_KJ = 20,        /* step j: K_j landed (arg j) */
-    HT_TURN = 21,      /* step j: its pingpong turn came */
+    HT_TURN = 21,      /* (not recorded: with it, ptxas serialised the wgmma pipeline, C7511) */
     HT_SJ = 22,        /* step j: S_j retired */
     HT_PVJ = 23,       /* step j: P_{j-1} V_{j-1} retired */
     HT_STEP = 24,      /* step j done (P_j packed) */
