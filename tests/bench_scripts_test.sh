@@ -12,6 +12,8 @@
 #     (speed ratio = FA2 ms / ours ms; the decode table with GB/s and the
 #     fraction of the copy bandwidth), and exits 2 on a missing input;
 #   - sched_model.py's makespans on a two-sequence batch worked by hand;
+#   - hop_trace.py's phases of a one-block, one-item trace written by hand,
+#     and exit 1 on a missing file;
 #   - oppbench --help, --list and a bad --impl (exit 2).
 # Usage (from Bazel): bench_scripts_test.sh <oppbench> <bench/fa2_sweep.py>
 set -u
@@ -50,10 +52,10 @@ has() {
     fi
 }
 
-for f in bench_common.py fa2_sweep.py fa2_accuracy.py compare.py sched_model.py; do
+for f in bench_common.py fa2_sweep.py fa2_accuracy.py compare.py sched_model.py hop_trace.py; do
     expect "compile_$f" 0 python3 -c "compile(open('$bench/$f').read(), '$f', 'exec')"
 done
-for f in fa2_sweep.py fa2_accuracy.py compare.py sched_model.py; do
+for f in fa2_sweep.py fa2_accuracy.py compare.py sched_model.py hop_trace.py; do
     expect "help_$f" 0 python3 "$bench/$f" --help
     has "help_$f" "usage:"
 done
@@ -169,6 +171,34 @@ cat >"$work/sched.json" <<'JSON'
 JSON
 expect sched_model 0 python3 "$bench/sched_model.py" --workloads "$work/sched.json" --sms 2 --overhead 0
 has sched_model "| t | 4 | 1.333 | 1.000 | 1.333 | 1.000 |"
+
+# hop_trace.py on one block (kernels/hopper_trace.cuh's words, 1980 cycles a
+# microsecond): the producer claims from 0 to 3 us and from 5 to 7 (median
+# of 2 and 3: 3), its q_empty wait returns 1 us after the first; consumer 0
+# gets its item (2 key blocks) at 2 us, each later event 1 us after the
+# last to the epilogue at 12, and the end at 14: one step of 4 events (4 us)
+# and 10 us else.
+expect hop_trace_gen 0 python3 - "$work/t.d128" <<'EOF'
+import struct, sys
+ROLES, CAP, u = 4, 8192, 1980
+buf = [0] * (ROLES * CAP)
+def put(role, evs):
+    for k, (e, a, t) in enumerate(evs):
+        buf[role * CAP + k] = (e << 56) | (a << 48) | t
+    buf[role * CAP + len(evs)] = (255 << 56) | len(evs)
+put(0, [(0, 0, 0), (1, 0, 0), (2, 2, 3 * u), (3, 0, 4 * u), (4, 0, 4 * u), (1, 0, 5 * u), (2, 254, 7 * u)])
+put(1, [(0, 0, 0), (16, 2, 2 * u), (17, 0, 3 * u), (18, 0, 4 * u), (19, 0, 5 * u), (20, 1, 6 * u),
+        (22, 1, 7 * u), (23, 1, 8 * u), (24, 1, 9 * u), (25, 0, 10 * u), (26, 0, 11 * u),
+        (27, 0, 12 * u), (16, 253, 14 * u)])
+open(sys.argv[1], "wb").write(struct.pack("<%dQ" % len(buf), *buf))
+EOF
+expect hop_trace 0 python3 "$bench/hop_trace.py" "$work/t.d128"
+has hop_trace "1 blocks, 1 items (1.0 an SM), mean key blocks an item 2.00"
+has hop_trace "wait Q (after epilogue)                 2.0   14.3%          1        2.000"
+has hop_trace "steady steps: 4.000 us a step (1 steps); everything else 10.000 us an item per consumer"
+has hop_trace "producer claim latency: median 3.000 us, p90 3.000, max 3.000 (2 claims)"
+has hop_trace "producer wait for q_empty after its claim: median 1.000 us"
+expect hop_trace_missing 1 python3 "$bench/hop_trace.py" "$work/nothing.d128"
 
 # oppbench without a GPU: help, lists, strict options.
 expect oppbench_help 0 "$oppbench" --help
