@@ -27,8 +27,9 @@
  * sequences hop_takes_wide() gives it in a launch of its own, before the
  * BM 128 launch runs the others). Warpgroup 0 is the producer: it drops to 56
  * registers; its second warp claims the items ahead into a claim queue
- * (hop_claim_ahead) and lane 0 of its first (hop_load) issues every TMA (Q once per item; K_j and V_j into rings of STAGES
- * stages - 4 at DB 64, else 2 - each buffer with a "full" mbarrier the TMA
+ * (hop_claim_ahead) and lane 0 of its first (hop_load) issues every TMA (Q
+ * once per item; K_j and V_j into rings of STAGES stages - 4 at DB 64,
+ * else 2 - each buffer with a "full" mbarrier the TMA
  * completes and an "empty" one every consumer arrives on). Warpgroups 1 ..
  * NC are consumers (224 registers, 152 at NC 3): consumer c owns rows
  * 64 c .. 64 c + 63, and for key block j issues together
