@@ -28,45 +28,50 @@ enum {
 
 /* events: producer (role 0) */
 enum {
-    HT_START = 0,      /* the role's first instruction after the block's setup */
-    HT_CLAIM = 1,      /* a claim begins */
-    HT_CLAIMED = 2,    /* ... ends (arg: nkb of the item, 254: past the end, 253: empty) */
-    HT_QEMPTY = 3,     /* the wait for q_empty returned */
-    HT_QISSUED = 4,    /* Q's TMA issued */
-    HT_KWAIT = 5,      /* K_j's stage free (arg j) */
-    HT_VWAIT = 6,      /* V_j's stage free (arg j) */
+    HT_START = 0,   /* the role's first instruction after the block's setup */
+    HT_CLAIM = 1,   /* a claim begins */
+    HT_CLAIMED = 2, /* ... ends (arg: nkb of the item, 254: past the end, 253: empty) */
+    HT_QEMPTY = 3,  /* the wait for q_empty returned */
+    HT_QISSUED = 4, /* Q's TMA issued */
+    HT_KWAIT = 5,   /* K_j's stage free (arg j) */
+    HT_VWAIT = 6,   /* V_j's stage free (arg j) */
     /* consumers (roles 1 ..) */
-    HT_QFULL = 16,     /* q_full wait returned (arg nkb) */
-    HT_K0 = 17,        /* block 0's K landed */
-    HT_S0 = 18,        /* block 0's S retired */
-    HT_P0 = 19,        /* block 0's softmax and P done */
-    HT_KJ = 20,        /* step j: K_j landed (arg j) */
-    HT_TURN = 21,      /* (not recorded: with it, ptxas serialised the wgmma pipeline, C7511) */
-    HT_SJ = 22,        /* step j: S_j retired */
-    HT_PVJ = 23,       /* step j: P_{j-1} V_{j-1} retired */
-    HT_STEP = 24,      /* step j done (P_j packed) */
-    HT_VLAST = 25,     /* the last V landed */
-    HT_PVLAST = 26,    /* the last P V retired */
-    HT_EPI = 27,       /* the epilogue done */
-    HT_EPI_LSE = 28,   /* epilogue: row sums and LSE done */
-    HT_EPI_BAR = 29,   /* epilogue: the O tile free (the last store read it), the warps met */
-    HT_EPI_ST = 30,    /* epilogue: O / l in shared memory, the warps met again */
+    HT_QFULL = 16,   /* q_full wait returned (arg nkb) */
+    HT_K0 = 17,      /* block 0's K landed */
+    HT_S0 = 18,      /* block 0's S retired */
+    HT_P0 = 19,      /* block 0's softmax and P done */
+    HT_KJ = 20,      /* step j: K_j landed (arg j) */
+    HT_TURN = 21,    /* (not recorded: with it, ptxas serialised the wgmma pipeline, C7511) */
+    HT_SJ = 22,      /* step j: S_j retired */
+    HT_PVJ = 23,     /* step j: P_{j-1} V_{j-1} retired */
+    HT_STEP = 24,    /* step j done (P_j packed) */
+    HT_VLAST = 25,   /* the last V landed */
+    HT_PVLAST = 26,  /* the last P V retired */
+    HT_EPI = 27,     /* the epilogue done */
+    HT_EPI_LSE = 28, /* epilogue: row sums and LSE done */
+    HT_EPI_BAR = 29, /* epilogue: the O tile free (the last store read it), the warps met */
+    HT_EPI_ST = 30,  /* epilogue: O / l in shared memory, the warps met again */
     HT_END = 255,
 };
 
 #if OPP__HOPPER_TRACE
-static __device__ unsigned long long hop_trace_buf[HOP_TRACE_BLOCKS * HOP_TRACE_ROLES * HOP_TRACE_CAP];
+static __device__ unsigned long long
+    hop_trace_buf[HOP_TRACE_BLOCKS * HOP_TRACE_ROLES * HOP_TRACE_CAP];
 
 struct hop_tracer {
     uint32_t n; /* role << 16 | events recorded */
-    __device__ __forceinline__ void init(int role) { n = (uint32_t)role << 16; }
+    __device__ __forceinline__ void init(int role) {
+        n = (uint32_t)role << 16;
+    }
     __device__ __forceinline__ unsigned long long *at() const {
         return hop_trace_buf + ((size_t)blockIdx.x * HOP_TRACE_ROLES + (n >> 16)) * HOP_TRACE_CAP +
                (n & 0xFFFFu);
     }
     __device__ __forceinline__ void ev(int e, int64_t arg) {
         if (blockIdx.x < HOP_TRACE_BLOCKS && (n & 0xFFFFu) < HOP_TRACE_CAP - 1) {
-            const unsigned long long a = arg < 0 ? 0ull : arg > 255 ? 255ull : (unsigned long long)arg;
+            const unsigned long long a = arg < 0     ? 0ull
+                                         : arg > 255 ? 255ull
+                                                     : (unsigned long long)arg;
             *at() = ((unsigned long long)e << 56) | (a << 48) |
                     ((unsigned long long)clock64() & ((1ull << 48) - 1));
             ++n;
