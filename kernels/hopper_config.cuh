@@ -48,8 +48,13 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
     /* the sequence order (hop_sort_sequences), after the mbarriers and slots */
     static constexpr uint32_t PERM_OFF = BAR_OFF + 256;
     /* the claim queue (hop_claim_ahead -> hop_load): QUEUE entries of 48
-     * bytes and their full / empty mbarriers, after the sequence order */
-    static constexpr uint32_t QUEUE = 2;
+     * bytes and their full / empty mbarriers, after the sequence order.
+     * One entry: the claimer claims the next item while the loader loads
+     * the current one. On an H100 (bench/RESULTS.md, twenty-first session)
+     * one entry ran every timed case as fast as two or faster (softcap and
+     * the D 256 sweep 3.4 %: a block holds fewer claimed items at the end
+     * of a launch) */
+    static constexpr uint32_t QUEUE = 1;
     static constexpr uint32_t CQ_OFF = PERM_OFF + 2 * OPP__HOPPER_SORT_MAX;
     static constexpr size_t SMEM_BYTES = 1024 + (size_t)CQ_OFF + 256;
     /* the register file split by setmaxnreg: the producer warpgroup's
