@@ -51,9 +51,10 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * bytes and their full / empty mbarriers, after the sequence order.
      * One entry: the claimer claims the next item while the loader loads
      * the current one. On an H100 (bench/RESULTS.md, twenty-first session)
-     * one entry ran every timed case as fast as two or faster (softcap and
-     * the D 256 sweep 3.4 %: a block holds fewer claimed items at the end
-     * of a launch) */
+     * one entry ran softcap_hd256_bf16 3.4 % and the D 256 and D 64 sweep
+     * cases 1.7-3.6 % faster than two, the other cases within 1.5 %
+     * (decode 0.3 % slower): a block holds fewer claimed items at the end
+     * of a launch */
     static constexpr uint32_t QUEUE = 1;
     static constexpr uint32_t CQ_OFF = PERM_OFF + 2 * OPP__HOPPER_SORT_MAX;
     static constexpr size_t SMEM_BYTES = 1024 + (size_t)CQ_OFF + 256;
