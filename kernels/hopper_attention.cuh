@@ -1,10 +1,12 @@
 /*
  * hopper_attention.cuh - the FAST path's Hopper kernel (compute capability
  * 9.0, sm_90a): TMA loads into 128-byte-swizzled shared memory, wgmma
- * tensor cores with fp32 accumulation, one producer warp and two or three
- * consumer warpgroups. Its configurations (tiles, shared memory layout,
- * register split, switches): kernels/hopper_config.cuh; its producer:
- * kernels/hopper_producer.cuh; its work items and claims:
+ * tensor cores with fp32 accumulation, a producer warpgroup (a claimer
+ * warp and a loading lane) and two or three consumer warpgroups. Its
+ * configurations (tiles, shared memory layout, register split, switches):
+ * kernels/hopper_config.cuh; its producer: kernels/hopper_producer.cuh;
+ * its epilogue: kernels/hopper_epilogue.cuh; its event trace (development
+ * builds): kernels/hopper_trace.cuh; its work items and claims:
  * kernels/hopper_items.cuh; its host side (tensor maps, grid, launchers):
  * kernels/hopper_launch.cuh, which kernels/hopper_d<DB>.cu instantiate for
  * the SM 90 FAST lines of kernels/kernel_list.h.
@@ -95,6 +97,7 @@
 
 #include "kernels/flash_attention.cuh"
 #include "kernels/hopper_config.cuh"
+#include "kernels/hopper_epilogue.cuh"
 #include "kernels/hopper_items.cuh"
 #include "kernels/hopper_producer.cuh"
 #include "kernels/hopper_trace.cuh"
@@ -522,87 +525,9 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             it += nkb;
         }
 
-        /* epilogue: O / l and LSE; only rows of the sequence, columns < Dv.
-         * TMA_O, with out's map, G dividing 64 and all of this consumer's
-         * 64 / G tokens in the sequence (of this launch): O / l into this
-         * consumer's half of the O tile, then one TMA store per panel (box
-         * {64 columns, G heads, 64 / G tokens}: the tensor's bounds clip
-         * columns >= Dv); else from registers, row by row. Either way the
-         * same values: pack(o inv) of flash_store_row. */
-        const int4 who = hop_ld_shared_v4(sa), geo = hop_ld_shared_v4(sa + 16);
-        const int32_t r0 = who.x, thk = who.y, t0 = geo.z, ntok = geo.w;
-        const bool packed = a.cu_q != NULL;
-        const int64_t lse_base = packed ? (int64_t)r0 : (int64_t)r0 * a.lse_batch;
-        float inv[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const float sum = flash_quad_sum(l[h]);
-            inv[h] = flash_row_inv(sum);
-            const int32_t r = rbase + 8 * h;
-            const int32_t tt = r / g, hg = r - tt * g;
-            const int64_t tok = (int64_t)t0 + tt;
-            if (a.lse != NULL && qc == 0 && tt < bmt && tok < ntok) {
-                a.lse[lse_base + (int64_t)(thk * g + hg) * a.lse_head + tok] =
-                    flash_row_lse(m[h], sum, sl);
-            }
-        }
-        if (tlead) {
-            tr.ev(HT_EPI_LSE, 0);
-        }
-        const int32_t wtok = 64 / g; /* tokens of this consumer's rows when G divides 64 */
-        if (C::TMA_O && maps.o_ok != 0 && wtok * g == 64 && t0 + (c + 1) * wtok <= ntok) {
-            const uint32_t ot = base + C::O_OFF + (uint32_t)c * C::PANELS * C::O_PANEL;
-            const bool lead = (ctid & 127) == 0;
-            if (lead) {
-                hop_bulk_wait<true>(); /* this consumer's last store read the tile */
-            }
-            hop_bar_sync(C::EPI_BAR + c, 128);
-            if (tlead) {
-                tr.ev(HT_EPI_BAR, 0);
-            }
-            const float(&of)[C::DB / 8][4] = reinterpret_cast<const float(&)[C::DB / 8][4]>(o);
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const uint32_t rw = (uint32_t)(wq * 16 + qr + 8 * h); /* row of the half */
-#pragma unroll
-                for (int n = 0; n < C::DB / 8; ++n) {
-                    const uint32_t addr = ot + (uint32_t)(n / 8) * C::O_PANEL + rw * 128u +
-                                          (((uint32_t)(n % 8) ^ (rw & 7u)) << 4) + 4u * qc;
-                    const uint32_t v =
-                        flash_type<DT>::pack(of[n][2 * h] * inv[h], of[n][2 * h + 1] * inv[h]);
-                    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-                }
-            }
-            hop_fence_proxy_async();
-            hop_bar_sync(C::EPI_BAR + c, 128);
-            if (tlead) {
-                tr.ev(HT_EPI_ST, 0);
-            }
-            if (lead) {
-                const int32_t row = (packed ? r0 : 0) + t0 + c * wtok;
-#pragma unroll
-                for (int p = 0; p < C::PANELS; ++p) {
-                    hop_tma_store_4d(&maps.o, ot + p * C::O_PANEL, p * 64, thk * g, row,
-                                     packed ? 0 : r0);
-                }
-                hop_bulk_commit();
-            }
-        } else {
-            const int64_t ob = packed ? (int64_t)r0 * a.out.row : (int64_t)r0 * a.out.batch;
-            uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)thk * g * a.out.head;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int32_t r = rbase + 8 * h;
-                const int32_t tt = r / g, hg = r - tt * g;
-                const int64_t tok = (int64_t)t0 + tt;
-                if (tt >= bmt || tok >= ntok) {
-                    continue;
-                }
-                flash_store_row<DT>(og + tok * a.out.row + hg * a.out.head,
-                                    reinterpret_cast<const float(&)[C::DB / 8][4]>(o), h, inv[h],
-                                    qc, a.dv);
-            }
-        }
+        /* epilogue: O / l and LSE (kernels/hopper_epilogue.cuh) */
+        hop_epilogue<DT, C>(maps, a, base, sa, o, m, l, c, ctid, wq, qr, qc, rbase, g, bmt, sl, tr,
+                            tlead);
         if (tlead) {
             tr.ev(HT_EPI, 0);
         }
