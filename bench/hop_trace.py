@@ -8,7 +8,8 @@ OPP_HOP_TRACE=<path>; the launcher writes <path>.d<DB> at exit).
 Prints, over every SM's persistent block: the consumers' time by phase
 (waiting for the next item's Q, block 0's K, S and softmax, each step's
 waits and work, the last P V, the epilogue), per item and in total; the
-producer's claim latency; and the spread of the blocks' end times.
+loader's wait for each claimed item (the claim queue's; before it, the
+claim itself); and the spread of the blocks' end times.
 """
 import argparse
 import struct
@@ -62,7 +63,7 @@ def main():
             continue
         blocks_seen += 1
         t_start = ev0[0][2]
-        # producer: claim latency, wait for q_empty
+        # the loader: its wait for a claimed item, then for q_empty
         last_claim = last_claim_end = None
         for e, a, t in ev0:
             if e == 1:
@@ -122,11 +123,11 @@ def main():
         us(step_cyc / max(1, steps)), steps, us(edge / max(1, citems))))
     if claims:
         claims.sort()
-        print("producer claim latency: median %.3f us, p90 %.3f, max %.3f (%d claims)" % (
+        print("loader's wait for a claimed item: median %.3f us, p90 %.3f, max %.3f (%d items)" % (
             us(claims[len(claims) // 2]), us(claims[int(len(claims) * 0.9)]), us(claims[-1]), len(claims)))
     if qempty:
         qempty.sort()
-        print("producer wait for q_empty after its claim: median %.3f us, p90 %.3f" % (
+        print("loader's wait for q_empty after it: median %.3f us, p90 %.3f" % (
             us(qempty[len(qempty) // 2]), us(qempty[int(len(qempty) * 0.9)])))
 
 

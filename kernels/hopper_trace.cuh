@@ -29,8 +29,8 @@ enum {
 /* events: producer (role 0) */
 enum {
     HT_START = 0,   /* the role's first instruction after the block's setup */
-    HT_CLAIM = 1,   /* a claim begins */
-    HT_CLAIMED = 2, /* ... ends (arg: nkb of the item, 254: past the end, 253: empty) */
+    HT_CLAIM = 1,   /* the loader waits for the next claimed item (the claim queue) */
+    HT_CLAIMED = 2, /* ... has it (arg: nkb of the item, 254: past the end, 253: empty) */
     HT_QEMPTY = 3,  /* the wait for q_empty returned */
     HT_QISSUED = 4, /* Q's TMA issued */
     HT_KWAIT = 5,   /* K_j's stage free (arg j) */

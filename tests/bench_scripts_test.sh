@@ -173,8 +173,8 @@ expect sched_model 0 python3 "$bench/sched_model.py" --workloads "$work/sched.js
 has sched_model "| t | 4 | 1.333 | 1.000 | 1.333 | 1.000 |"
 
 # hop_trace.py on one block (kernels/hopper_trace.cuh's words, 1980 cycles a
-# microsecond): the producer claims from 0 to 3 us and from 5 to 7 (median
-# of 2 and 3: 3), its q_empty wait returns 1 us after the first; consumer 0
+# microsecond): the loader waits for claimed items from 0 to 3 us and from
+# 5 to 7 (median of 2 and 3: 3), for q_empty 1 us after the first; consumer 0
 # gets its item (2 key blocks) at 2 us, each later event 1 us after the
 # last to the epilogue at 12, and the end at 14: one step of 4 events (4 us)
 # and 10 us else.
@@ -196,8 +196,8 @@ expect hop_trace 0 python3 "$bench/hop_trace.py" "$work/t.d128"
 has hop_trace "1 blocks, 1 items (1.0 an SM), mean key blocks an item 2.00"
 has hop_trace "wait Q (after epilogue)                 2.0   14.3%          1        2.000"
 has hop_trace "steady steps: 4.000 us a step (1 steps); everything else 10.000 us an item per consumer"
-has hop_trace "producer claim latency: median 3.000 us, p90 3.000, max 3.000 (2 claims)"
-has hop_trace "producer wait for q_empty after its claim: median 1.000 us"
+has hop_trace "loader's wait for a claimed item: median 3.000 us, p90 3.000, max 3.000 (2 items)"
+has hop_trace "loader's wait for q_empty after it: median 1.000 us"
 expect hop_trace_missing 1 python3 "$bench/hop_trace.py" "$work/nothing.d128"
 
 # oppbench without a GPU: help, lists, strict options.
