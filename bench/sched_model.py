@@ -18,14 +18,20 @@ workload: items, and the makespan over the mean load of an SM
   level   m-block levels highest first, across every pair (no L2
           locality: a level touches every pair's keys; for reference)
   lpt     every item by cost descending (the ideal list order)
-f32 workloads (the FFMA kernel) are left out; the split-KV rows (decode)
+--ahead N models the claim queue (kernels/hopper_producer.cuh): every SM
+holds N claimed items beyond the one it runs, claiming the next when it
+starts one (the kernel's C::QUEUE entries; 0: the greedy list above). At
+the start the SMs claim in turn, first their running items, then their
+queues. f32 workloads (the FFMA kernel) are left out; the split-KV rows (decode)
 are modelled as if the Hopper kernel ran them. It models no memory
 traffic: an order that spreads the running items over many pairs (level,
 lpt) loses the L2 reuse that batch and sorted keep.
 
   python3 bench/sched_model.py [--workloads FILE] [--sms 132] [--overhead 1.5]
+                               [--ahead 0]
 """
 import argparse
+import collections
 import heapq
 import json
 import math
@@ -82,11 +88,34 @@ def items(w, seq_order, overhead, level=False):
     return out
 
 
-def makespan(costs, sms):
-    free = [0.0] * sms
-    for c in costs:
-        heapq.heapreplace(free, free[0] + c)
-    return max(free) / (sum(costs) / sms)
+def makespan(costs, sms, ahead=0):
+    if ahead == 0:
+        free = [0.0] * sms
+        for c in costs:
+            heapq.heapreplace(free, free[0] + c)
+        return max(free) / (sum(costs) / sms)
+    nxt = 0
+    queues = [collections.deque() for _ in range(sms)]
+    running = []  # (end time, sm)
+    for s in range(sms):
+        if nxt < len(costs):
+            heapq.heappush(running, (costs[nxt], s))
+            nxt += 1
+    for _ in range(ahead):
+        for s in range(sms):
+            if nxt < len(costs):
+                queues[s].append(costs[nxt])
+                nxt += 1
+    end = 0.0
+    while running:
+        t, s = heapq.heappop(running)
+        end = max(end, t)
+        if queues[s]:
+            heapq.heappush(running, (t + queues[s].popleft(), s))
+            if nxt < len(costs):
+                queues[s].append(costs[nxt])
+                nxt += 1
+    return end / (sum(costs) / sms)
 
 
 def main():
@@ -96,7 +125,10 @@ def main():
                                                         "workloads.json"))
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--overhead", type=float, default=1.5)
+    ap.add_argument("--ahead", type=int, default=0)
     args = ap.parse_args()
+    if args.ahead < 0:
+        ap.error("--ahead must be >= 0, not %d" % args.ahead)
     with open(args.workloads) as f:
         wls = json.load(f)["workloads"]
     print("| workload | items | batch | sorted | level | lpt |")
@@ -110,7 +142,7 @@ def main():
         rows = [items(w, batch, args.overhead), items(w, by_len, args.overhead),
                 items(w, by_len, args.overhead, level=True)]
         lpt = sorted(rows[0], reverse=True)
-        spans = [makespan(r, args.sms) for r in rows + [lpt]]
+        spans = [makespan(r, args.sms, args.ahead) for r in rows + [lpt]]
         print("| %s | %d | %s |" % (w["name"], len(rows[0]),
                                     " | ".join("%.3f" % s for s in spans)))
 

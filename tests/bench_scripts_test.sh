@@ -171,6 +171,13 @@ cat >"$work/sched.json" <<'JSON'
 JSON
 expect sched_model 0 python3 "$bench/sched_model.py" --workloads "$work/sched.json" --sms 2 --overhead 0
 has sched_model "| t | 4 | 1.333 | 1.000 | 1.333 | 1.000 |"
+# --ahead 1 (the claim queue): each SM holds one claimed item beyond the
+# one it runs. Sorted (3 1 1 1): SM 0 runs 3 and holds 1, SM 1 runs 1 and
+# holds 1; SM 1 ends at 2, SM 0 at 4 (1.333): every order ends at 4 here.
+expect sched_ahead 0 python3 "$bench/sched_model.py" --workloads "$work/sched.json" --sms 2 --overhead 0 --ahead 1
+has sched_ahead "| t | 4 | 1.333 | 1.333 | 1.333 | 1.333 |"
+expect sched_ahead_bad 2 python3 "$bench/sched_model.py" --workloads "$work/sched.json" --ahead -1
+has sched_ahead_bad "--ahead must be >= 0, not -1"
 
 # hop_trace.py on one block (kernels/hopper_trace.cuh's words, 1980 cycles a
 # microsecond): the loader waits for claimed items from 0 to 3 us and from
