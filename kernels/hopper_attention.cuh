@@ -5,7 +5,8 @@
  * warp and a loading lane) and two or three consumer warpgroups. Its
  * configurations (tiles, shared memory layout, register split, switches):
  * kernels/hopper_config.cuh; its producer: kernels/hopper_producer.cuh;
- * its epilogue: kernels/hopper_epilogue.cuh; its event trace (development
+ * its matrix products: kernels/hopper_products.cuh; its epilogue:
+ * kernels/hopper_epilogue.cuh; its event trace (development
  * builds): kernels/hopper_trace.cuh; its work items and claims:
  * kernels/hopper_items.cuh; its host side (tensor maps, grid, launchers):
  * kernels/hopper_launch.cuh, which kernels/hopper_d<DB>.cu instantiate for
@@ -100,6 +101,7 @@
 #include "kernels/hopper_epilogue.cuh"
 #include "kernels/hopper_items.cuh"
 #include "kernels/hopper_producer.cuh"
+#include "kernels/hopper_products.cuh"
 #include "kernels/hopper_trace.cuh"
 #include "kernels/hopper_ops.cuh"
 #include "kernels/wgmma_ops.cuh"
@@ -234,86 +236,14 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     flash_key_end(causal, last, geo.x, geo.y) - (nkb - 1) * C::BN <= C::BN / 2;
             }
         }
-        /* S = Q K^T of the block in stage s: issued, not waited for. With
-         * C::UNIFORM_DESC the consumer and the stage are made compile-time
-         * indices (hop_uniform_switch): the descriptors are then uniform, one
-         * uniform add a k16 step (hop_desc_at), no per-operand R2UR; else
-         * they are built at each issue from the fenced addresses (a few
-         * integer operations and two R2UR an operand, under the products) */
+        /* S = Q K^T and O += P V of the block in stage s, issued, not
+         * waited for (kernels/hopper_products.cuh; halfc: the trimmed
+         * block's first 64 keys) */
         auto issue_qk = [&](uint32_t s, auto halfc) {
-            /* qk's arguments: the descriptors' low words (LOW), else the
-             * addresses (the per-issue form, and the trimmed product) */
-            constexpr bool LOW = C::UNIFORM_DESC && !decltype(halfc)::value;
-            auto qk = [&](uint32_t qb, uint32_t kb) {
-                wgmma_fence();
-#pragma unroll
-                for (int ks = 0; ks < C::DB / 16; ++ks) {
-                    const uint32_t qo = (ks / 4) * C::Q_PANEL + (ks % 4) * 32,
-                                   ko = (ks / 4) * C::KV_PANEL + (ks % 4) * 32;
-                    uint64_t da, db;
-                    if constexpr (LOW) {
-                        da = hop_desc_at<1024>(qb, qo);
-                        db = hop_desc_at<1024>(kb, ko);
-                    } else {
-                        da = hop_desc_at<1024>(hop_desc_lo(qb + qo, 16), 0);
-                        db = hop_desc_at<1024>(hop_desc_lo(kb + ko, 16), 0);
-                    }
-                    if constexpr (decltype(halfc)::value) { /* the first 64 keys */
-                        wgmma_ss_n64<DT>(reinterpret_cast<float(&)[32]>(sc), da, db,
-                                         ks > 0 ? 1 : 0);
-                    } else if constexpr (C::BN == 128) {
-                        wgmma_ss_n128<DT>(sc, da, db, ks > 0 ? 1 : 0);
-                    } else if constexpr (C::BN == 96) {
-                        wgmma_ss_n96<DT>(sc, da, db, ks > 0 ? 1 : 0);
-                    } else {
-                        wgmma_ss_n64<DT>(sc, da, db, ks > 0 ? 1 : 0);
-                    }
-                }
-                wgmma_commit();
-            };
-            if constexpr (LOW) {
-                hop_uniform_switch<C::NC>((uint32_t)c, [&](auto ci) {
-                    hop_uniform_switch<C::STAGES>(s, [&](auto si) {
-                        qk(hop_desc_lo(sq + decltype(ci)::value * 64 * 128, 16),
-                           hop_desc_lo(smem.sk(decltype(si)::value), 16));
-                    });
-                });
-            } else { /* qk on the addresses */
-                uint32_t qb = sq + c * 64 * 128, kb = smem.sk(s);
-                hop_fence_reg(qb);
-                hop_fence_reg(kb);
-                qk(qb, kb);
-            }
+            hop_issue_qk<DT, C, decltype(halfc)::value>(sc, smem, c, s);
         };
-        /* O += P V of the block in stage s: issued, not waited for */
         auto issue_pv = [&](uint32_t s, auto halfc) {
-            auto pv = [&](uint32_t vb) {
-                wgmma_fence();
-#pragma unroll
-                for (int kk = 0; kk < (decltype(halfc)::value ? C::BN / 32 : C::BN / 16); ++kk) {
-                    const uint64_t db =
-                        C::UNIFORM_DESC
-                            ? hop_desc_at<1024>(vb, kk * 2048)
-                            : hop_desc_at<1024>(hop_desc_lo(vb + kk * 2048, C::KV_PANEL), 0);
-                    if constexpr (C::DB == 64) {
-                        wgmma_rs_n64<DT>(o, pa[kk], db, 1);
-                    } else if constexpr (C::DB == 128) {
-                        wgmma_rs_n128<DT>(o, pa[kk], db, 1);
-                    } else {
-                        wgmma_rs_n256<DT>(o, pa[kk], db, 1);
-                    }
-                }
-                wgmma_commit();
-            };
-            if constexpr (C::UNIFORM_DESC) { /* pv on the descriptor's low word */
-                hop_uniform_switch<C::STAGES>(s, [&](auto si) {
-                    pv(hop_desc_lo(smem.sv(decltype(si)::value), C::KV_PANEL));
-                });
-            } else { /* pv on the address */
-                uint32_t vb = smem.sv(s);
-                hop_fence_reg(vb);
-                pv(vb);
-            }
+            hop_issue_pv<DT, C, decltype(halfc)::value>(o, pa, smem, s);
         };
         /* after a wait: the registers of the retired products, fenced so the
          * compiler neither reads them earlier nor reuses them before */
