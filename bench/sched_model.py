@@ -89,11 +89,10 @@ def items(w, seq_order, overhead, level=False):
 
 
 def makespan(costs, sms, ahead=0):
-    if ahead == 0:
-        free = [0.0] * sms
-        for c in costs:
-            heapq.heapreplace(free, free[0] + c)
-        return max(free) / (sum(costs) / sms)
+    """Each SM runs one item and holds `ahead` claimed ones: at the start
+    the SMs claim in turn, first their running items, then their queues;
+    an SM that ends an item starts its next held one (with none held, it
+    claims one) and claims until it holds `ahead` again."""
     nxt = 0
     queues = [collections.deque() for _ in range(sms)]
     running = []  # (end time, sm)
@@ -111,10 +110,16 @@ def makespan(costs, sms, ahead=0):
         t, s = heapq.heappop(running)
         end = max(end, t)
         if queues[s]:
-            heapq.heappush(running, (t + queues[s].popleft(), s))
-            if nxt < len(costs):
-                queues[s].append(costs[nxt])
-                nxt += 1
+            c = queues[s].popleft()
+        elif nxt < len(costs):
+            c = costs[nxt]
+            nxt += 1
+        else:
+            continue
+        heapq.heappush(running, (t + c, s))
+        while len(queues[s]) < ahead and nxt < len(costs):
+            queues[s].append(costs[nxt])
+            nxt += 1
     return end / (sum(costs) / sms)
 
 
