@@ -17,10 +17,14 @@ import sys
 from collections import defaultdict
 
 BLOCKS, ROLES, CAP = 144, 4, 8192
-NAMES = {0: "START", 1: "CLAIM", 2: "CLAIMED", 3: "QEMPTY", 4: "QISSUED", 5: "KWAIT", 6: "VWAIT",
-         16: "QFULL", 17: "K0", 18: "S0", 19: "P0", 20: "KJ", 21: "TURN", 22: "SJ", 23: "PVJ",
-         24: "STEP", 25: "VLAST", 26: "PVLAST", 27: "EPI", 28: "EPI_LSE", 29: "EPI_BAR",
-         30: "EPI_ST", 255: "END"}
+# consumer phase of an event: the time since the consumer's previous event
+# (21: the pingpong turn, in traces of builds that recorded it)
+PHASES = {16: "wait Q (after epilogue)", 17: "block 0: wait K", 18: "block 0: turn + S",
+          19: "block 0: softmax + P", 20: "step: wait K", 21: "step: wait turn",
+          22: "step: turn + issue + wait S", 23: "step: softmax + wait PV", 24: "step: rescale + P",
+          25: "last: wait V", 26: "last: zero V rows + P V", 27: "epilogue: store",
+          28: "epilogue: sums, LSE", 29: "epilogue: wait tile + barrier",
+          30: "epilogue: O / l to shared + barrier"}
 
 
 def events(buf, blk, role):
@@ -82,12 +86,7 @@ def main():
             prev_e = 0
             for e, a, t in ev[1:]:
                 d = t - prev_t
-                key = {16: "wait Q (after epilogue)", 17: "block 0: wait K", 18: "block 0: turn + S",
-                       19: "block 0: softmax + P", 20: "step: wait K", 21: "step: wait turn",
-                       22: "step: turn + issue + wait S", 23: "step: softmax + wait PV", 24: "step: rescale + P",
-                       25: "last: wait V", 26: "last: zero V rows + P V", 27: "epilogue: store",
-                       28: "epilogue: sums, LSE", 29: "epilogue: wait tile + barrier",
-                       30: "epilogue: O / l to shared + barrier"}.get(e, "?")
+                key = PHASES.get(e, "?")
                 if e == 16 and prev_e == 0:
                     key = "wait first Q"
                 if e == 16 and prev_e == 16:
