@@ -151,6 +151,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             hop_mbar_init(smem.cq_full(e), 1);
             hop_mbar_init(smem.cq_empty(e), 1);
         }
+        hop_mbar_init(smem.cq_need(), 1);
         hop_mbar_init_fence();
     }
     /* the items' sequence order: the sort's keys in the first K stage,

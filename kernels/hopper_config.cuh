@@ -113,7 +113,7 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
                       4u * OPP__HOPPER_SORT_MAX <= KV_BYTES,
                   "uint16 sequence indices; the sort's keys fit in a K stage");
     static_assert(EPI_BAR + NC_ <= 16, "named barriers");
-    static_assert(CQ_OFF % 16 == 0 && 16 * QUEUE + 48 * QUEUE <= 256, "the claim queue");
+    static_assert(CQ_OFF % 16 == 0 && 64 * QUEUE + 8 <= 256, "the claim queue");
 };
 
 /* The shared memory of one block, from its 1024-byte-aligned base (shared
@@ -174,6 +174,11 @@ template <class C> struct hop_smem {
     }
     __device__ __forceinline__ uint32_t cq(uint32_t e) const {
         return base + C::CQ_OFF + 16 * C::QUEUE + 48 * e;
+    }
+    /* the loader asks for its next item (one arrive an item, hop_load):
+     * the claimer waits for it before it claims one of the last items */
+    __device__ __forceinline__ uint32_t cq_need() const {
+        return base + C::CQ_OFF + 64 * C::QUEUE;
     }
     static __device__ __forceinline__ uint32_t stage(uint32_t i) {
         return i & (C::STAGES - 1);

@@ -85,6 +85,14 @@ __device__ __forceinline__ void hop_bulk_commit() {
 
 /* Waits until this thread's committed bulk stores have read their shared
  * memory (READ) or are complete (else). */
+/* A relaxed load of a counter other blocks change (no ordering; a value
+ * at most as new as the latest). */
+__device__ __forceinline__ unsigned long long hop_ld_relaxed(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
 template <bool READ> __device__ __forceinline__ void hop_bulk_wait() {
     if constexpr (READ) {
         asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
