@@ -48,7 +48,8 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
     /* the sequence order (hop_sort_sequences), after the mbarriers and slots */
     static constexpr uint32_t PERM_OFF = BAR_OFF + 256;
     /* the claim queue (hop_claim_ahead -> hop_load): QUEUE entries of 48
-     * bytes and their full / empty mbarriers, after the sequence order.
+     * bytes, their full / empty mbarriers and the loader's ask (cq_need),
+     * after the sequence order.
      * One entry: the claimer claims the next item while the loader loads
      * the current one. On an H100 (bench/RESULTS.md, twenty-first session)
      * one entry ran softcap_hd256_bf16 3.4 % and the D 256 and D 64 sweep

@@ -33,9 +33,12 @@
  * entries, hop_smem::cq) once hop_load has emptied it: so the next item's Q
  * loads as soon as the current one's last S retires. The launch's last
  * grid.x items it claims only when hop_load asks for them (cq_need), not
- * ahead: bench/sched_model.py puts the end of a launch closer to the mean
- * load of an SM that way (prefill 1.013 against 1.024, softcap 1.031
- * against 1.053; twenty-first session). Ends after queueing
+ * ahead, so no block holds one while another has nothing left: on an
+ * H200 (bench/RESULTS.md, twenty-second session, call 2) 3.8 % faster on
+ * sweep_d64_causal_L1024, 1.7-1.9 % on the D 128 / 256 causal L 512
+ * cases, 0.2-0.8 % on the prefill, encoder, short_many and softcap
+ * workloads; decode and sweep_d64_noncausal_L4096 within 0.2 %. Claiming
+ * the last 2 grid.x items so was no better. Ends after queueing
  * the end of the work. bmt: query tokens a tile (BM / G); perm: the
  * sequence order (NULL: batch order). */
 template <class C>
