@@ -106,6 +106,11 @@ __device__ __forceinline__ void hop_load(const hop_maps &maps, const flash_args 
         const uint32_t e = qn % C::QUEUE;
         tr.ev(HT_CLAIM, 0);
         hop_mbar_arrive(smem.cq_need()); /* ask for item qn (hop_claim_ahead) */
+        /* its phase completed with that arrive (count 1): waited for at
+         * once, since an mbarrier's arriving thread must wait for the phase
+         * before it arrives again (compute-sanitizer synccheck: "Missing
+         * wait"), and the claimer waits only for the last items' asks */
+        hop_mbar_wait(smem.cq_need(), qn & 1);
         hop_mbar_wait(smem.cq_full(e), (qn / C::QUEUE) & 1);
         const uint32_t q = smem.cq(e);
         const int4 x = hop_ld_shared_v4(q), y = hop_ld_shared_v4(q + 16),
