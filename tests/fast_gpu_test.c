@@ -27,7 +27,8 @@
  * Environment: OPP_GPU_TEST_BATCHES (default 300) generated batches for the
  *   invariance and accuracy tests, seeded by OPP_GPU_TEST_SEED (default
  *   20261203); OPP_GPU_TEST_MAX_LEN (default 0: no cap) caps every
- *   sequence length (compute-sanitizer runs).
+ *   sequence length (compute-sanitizer runs; test_fast_pair_threshold,
+ *   whose cases need 4101 keys, then skips).
  */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -309,6 +310,15 @@ static void test_fast_pair_threshold(void **state) {
     (void)state;
     OPP_FT_REQUIRE_DEVICE();
     const int32_t t = OPP__HOPPER_WIDE_D64_MIN_KEYS;
+    if (opp_ft_cap_len(t + 5) < t + 5) {
+        /* the reduced compute-sanitizer runs (tools/gpu_run_all.sh
+         * --sanitize): the threshold exists only at full length, and
+         * racecheck ran past its 300 s there (bench/RESULTS.md,
+         * twenty-second session) */
+        printf("pair threshold: OPP_GPU_TEST_MAX_LEN caps lengths below %d keys: skipped\n",
+               (int)(t + 5));
+        skip();
+    }
     const int32_t lq[6] = {t - 1, t, 100, t + 1, 500, 37};
     const int32_t lkv[6] = {t - 1, t, 100, t + 1, t + 5, 37};
     opp_ft_err_t e;
