@@ -385,6 +385,13 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 }
                 float alpha[2];
                 softmax(j, alpha, halfc);
+                if constexpr (C::SOFTMAX_FIRST) {
+                    /* never taken (sums of exponentials: >= 0 or NaN); ptxas
+                     * cannot move the wait below above a branch on them */
+                    if (l[0] + l[1] < -1.0f) {
+                        __trap();
+                    }
+                }
                 wgmma_wait<0>();
                 fence_ov();
                 if (tlead) {

@@ -105,6 +105,20 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
     static constexpr bool TRIM = BN_ == 128 && DB_ >= 128 && OPP__HOPPER_TRIM_WHERE != 0;
     static constexpr bool TRIM_FIRST = TRIM && (OPP__HOPPER_TRIM_WHERE & 1);
     static constexpr bool TRIM_STEP = TRIM && (OPP__HOPPER_TRIM_WHERE & 2);
+#ifndef OPP__HOPPER_SOFTMAX_FIRST
+#define OPP__HOPPER_SOFTMAX_FIRST 0
+#endif
+    /* a key-block step's wait for P_{j-1} V_{j-1} kept after the online
+     * softmax of S_j: in the PTX it follows the softmax, but ptxas
+     * schedules that wait above the row maxima, exponentials and sums
+     * (the SASS of every configuration at 0: the step's MUFU.EX2 of the
+     * softmax all follow its WARPGROUP.DEPBAR.LE gsb0 0x0; only the
+     * softcap's precede it), so the softmax runs after P V instead of under
+     * it. 1: a branch on the rows' sums that is never taken (l >= 0 or NaN)
+     * sits between them, and ptxas keeps the order (every EX2 before the
+     * wait; ptxas-clean at D 64 / 128 / 256). Not yet measured on a GPU
+     * (bench/RESULTS.md, twenty-second session), hence 0 */
+    static constexpr bool SOFTMAX_FIRST = OPP__HOPPER_SOFTMAX_FIRST != 0;
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
     static_assert(STAGES == 2 || STAGES == 4, "a power of two, <= 4 (the mbarrier area)");
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
