@@ -43,7 +43,9 @@
  *                          registers, V N-major
  * then, once S_j retired (wgmma.wait_group 1), the softcap, masks and
  * online softmax of S_j (the flash kernel's arithmetic, the same helpers:
- * kernels/softmax_rows.cuh) while P V still runs; then O *= alpha_j and
+ * kernels/softmax_rows.cuh) while P V still runs - in the PTX: ptxas
+ * schedules the wait for P V above the online softmax unless
+ * C::SOFTMAX_FIRST (kernels/hopper_config.cuh) - then O *= alpha_j and
  * P_j. The operations on O are the plain loop's in the same order
  * (O += P_{j-1} V_{j-1}, O *= alpha_j, O += P_j V_j), so the overlap
  * changes no bit. Pingpong: the consumers issue their products in turn, a
