@@ -17,6 +17,9 @@
 #     bad --rounds, an unknown option and a missing --workloads file; and of
 #     tools/gpu_stage.sh's bad --ab / --ab-bench / --ab-portable / --tests
 #     arguments;
+#   - a build staged by --ab-define is labelled with its switches, and
+#     tools/ab_defines.sh sets switches right after kernel_list.h's include
+#     guard, refusing (unchanged, exit 2) unknown switches and bad items;
 #   - a build staged by --ab-portable is labelled portable in ab.txt, and
 #     tools/portable_rows.sh removes exactly the three Hopper lines of the
 #     tree's kernels/kernel_list.h, refusing (unchanged, exit 2) a file
@@ -26,6 +29,7 @@
 #     ones and both L_q 1 and 512 in the mixed one.
 # Usage (from Bazel): gpu_ab_test.sh <gpu_ab.sh> <gpu_unpack.sh> <oppbench> <decode_probes.json>
 #                     <gpu_stage.sh> <portable_rows.sh> <kernels/kernel_list.h>
+#                     <ab_defines.sh>
 set -u
 ab_src=$1
 unpack_src=$2
@@ -34,6 +38,7 @@ probes=$4
 stage_src=$5
 portable_src=$6
 kernel_list=$7
+defines_src=$8
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() {
@@ -98,6 +103,12 @@ grep -q 'ab: build alt = commit fedcba9876 (portable: the Hopper rows left out)$
 grep -q 'ab: build this = commit 0123456789$' "$T/outp/ab.txt" ||
     fail "the tree's build is labelled portable: $(head -3 "$T/outp/ab.txt")"
 rm -f "$S/ab/alt/PORTABLE"
+# ... and one staged by --ab-define (its DEFINES file) with its switches
+echo "OPP__HOPPER_SOFTMAX_FIRST=1" >"$S/ab/alt/DEFINES"
+OUT=$T/outd bash "$S/ab.sh" --only w1 --rounds 1 >/dev/null 2>&1
+grep -q 'ab: build alt = commit fedcba9876 (defines: OPP__HOPPER_SOFTMAX_FIRST=1)$' \
+    "$T/outd/ab.txt" || fail "a build with switches set is not labelled: $(head -3 "$T/outd/ab.txt")"
+rm -f "$S/ab/alt/DEFINES"
 
 # a run that did not validate: its median shows as nan, not as a time
 fake 1.5 false >"$S/ab/alt/oppbench"
@@ -210,6 +221,36 @@ check_err "--ab-portable needs NAME=REF (NAME: letters, digits, _ . -), got 'x'"
     bash "$stage_src" --ab-portable x
 check_err "--ab-portable p: a second build of that name" bash "$stage_src" --ab p=main \
     --ab-portable p=main
+check_err "--ab-define needs NAME=REF:MACRO=V[,MACRO=V] (MACRO: OPP__...), got 'd=main'" \
+    bash "$stage_src" --ab-define d=main
+check_err "--ab-define needs NAME=REF:MACRO=V[,MACRO=V] (MACRO: OPP__...), got 'd=main:X=1'" \
+    bash "$stage_src" --ab-define d=main:X=1
+check_err "--ab-define d: a second build of that name" bash "$stage_src" --ab d=main \
+    --ab-define d=main:OPP__HOPPER_SOFTMAX_FIRST=1
+
+# tools/ab_defines.sh (what --ab-define runs in its worktree) on a copy of
+# the tree's kernel_list.h and a switch file: the defines land right after
+# the include guard, nothing else changes; an unknown switch, a bad item or
+# a file without the guard is refused unchanged
+mkdir -p "$T/kd"
+cp "$kernel_list" "$T/kd/kernel_list.h"
+printf '#ifndef OPP__TEST_SWITCH\n#define OPP__TEST_SWITCH 0\n#endif\n' >"$T/kd/sw.cuh"
+bash "$defines_src" "$T/kd" OPP__TEST_SWITCH=1,OPP__HOPPER_TRIM_WHERE=2 ||
+    fail "ab_defines.sh refused two known switches"
+added=$(diff "$kernel_list" "$T/kd/kernel_list.h" | grep '^>' | tr '\n' '|')
+[ "$added" = '> #define OPP__TEST_SWITCH 1 /* set by tools/ab_defines.sh (A/B build) */|> #define OPP__HOPPER_TRIM_WHERE 2 /* set by tools/ab_defines.sh (A/B build) */|' ] ||
+    fail "ab_defines.sh added [$added]"
+[ "$(diff "$kernel_list" "$T/kd/kernel_list.h" | grep -c '^<')" -eq 0 ] || fail "ab_defines.sh removed lines"
+grep -A1 -x '#define OPP_KERNELS_KERNEL_LIST_H' "$T/kd/kernel_list.h" | grep -q OPP__TEST_SWITCH ||
+    fail "the defines are not right after the include guard"
+cp "$T/kd/kernel_list.h" "$T/kd.h"
+check_err "OPP__NO_SUCH is no switch of $T/kd (no '#ifndef OPP__NO_SUCH' line): not changed" \
+    bash "$defines_src" "$T/kd" OPP__TEST_SWITCH=0,OPP__NO_SUCH=1
+check_err "'X=1' is not NAME=VALUE" bash "$defines_src" "$T/kd" X=1
+cmp -s "$T/kd/kernel_list.h" "$T/kd.h" || fail "a refused call changed kernel_list.h"
+grep -v -x '#define OPP_KERNELS_KERNEL_LIST_H' "$kernel_list" >"$T/kd/kernel_list.h"
+check_err "no single '#define OPP_KERNELS_KERNEL_LIST_H' line: not changed" \
+    bash "$defines_src" "$T/kd" OPP__TEST_SWITCH=1
 
 # tools/portable_rows.sh (what --ab-portable runs in its worktree) on the
 # tree's kernel_list.h: exactly the three Hopper lines go, every other line

@@ -40,7 +40,8 @@
 # run_all.sh in another command, or with OUT pointing to a subfolder.
 # A build staged by `gpu_stage.sh --ab-portable` (its PORTABLE file: the
 # Hopper rows left out, so the portable flash kernel serves FAST on 9.0)
-# is labelled "portable" in ab.log / ab.txt.
+# is labelled "portable" in ab.log / ab.txt; one staged by `gpu_stage.sh
+# --ab-define` (its DEFINES file) with the switches it set.
 # Exit status: 0 when every run validated and every test passed.
 set -uo pipefail
 
@@ -117,6 +118,8 @@ run() { # run LABEL CMD...: output to ab.log; returns the exit status
 for i in "${!names[@]}"; do
     kind=""
     [ ! -f "$STAGE/ab/${names[$i]}/PORTABLE" ] || kind=" (portable: the Hopper rows left out)"
+    [ ! -f "$STAGE/ab/${names[$i]}/DEFINES" ] ||
+        kind+=" (defines: $(head -c 200 "$STAGE/ab/${names[$i]}/DEFINES"))"
     say "ab: build ${names[$i]} = commit ${commits[$i]:-unknown}$kind"
 done
 if [ $tests -eq 1 ]; then

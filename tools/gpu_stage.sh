@@ -26,6 +26,12 @@
 #                                            (tools/portable_rows.sh): the portable
 #                                            flash kernel's figures on an H100 / H200
 #                                            (bench/README.md); stage/ab/NAME/PORTABLE
+#   bash tools/gpu_stage.sh --ab-define NAME=REF:MACRO=V[,MACRO=V]  as --ab, with those
+#                                            compile-time switches of the kernels set
+#                                            (tools/ab_defines.sh: defined after
+#                                            kernel_list.h's include guard), e.g.
+#                                            --ab-define sf=HEAD:OPP__HOPPER_SOFTMAX_FIRST=1;
+#                                            stage/ab/NAME/DEFINES names them
 #   bash tools/gpu_stage.sh --tests T1,T2    build and stage only these test binaries
 #                                            of //tests (e.g. fast_gpu_test,ffma_gpu_test):
 #                                            room for more --ab builds under the 64 MiB
@@ -86,6 +92,7 @@ testdata=1
 ab=()      # NAME=REF of --ab / --ab-bench / --ab-portable
 ab_tests=() # 1: with fast_gpu_test (--ab, --ab-portable), 0: oppbench alone (--ab-bench)
 ab_portable=() # 1: the Hopper rows left out (--ab-portable), else 0
+ab_defines=()  # MACRO=V[,MACRO=V] of --ab-define, else ""
 tests_only="" # --tests: comma-separated test names
 while [ $# -gt 0 ]; do
     a=$1
@@ -94,11 +101,20 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 ;;
     --allow-missing) allow_missing=1 ;;
     --no-testdata) testdata=0 ;;
-    --ab | --ab-bench | --ab-portable)
+    --ab | --ab-bench | --ab-portable | --ab-define)
         [ $# -gt 0 ] && [[ $1 =~ ^[A-Za-z0-9_.-]+=.+$ ]] || {
             echo "gpu_stage: $a needs NAME=REF (NAME: letters, digits, _ . -), got '${1:-}'" >&2
             exit 2
         }
+        defs=""
+        if [ "$a" = --ab-define ]; then
+            [[ ${1#*=} =~ ^[^:]+:OPP__[A-Z0-9_]+=[A-Za-z0-9_]+(,OPP__[A-Z0-9_]+=[A-Za-z0-9_]+)*$ ]] || {
+                echo "gpu_stage: --ab-define needs NAME=REF:MACRO=V[,MACRO=V] (MACRO: OPP__...), got '$1'" >&2
+                exit 2
+            }
+            defs=${1##*:}
+            set -- "${1%:*}" "${@:2}"
+        fi
         [[ ${1%%=*} != this ]] && [[ " ${ab[*]+${ab[*]}} " != *" ${1%%=*}="* ]] || {
             echo "gpu_stage: $a ${1%%=*}: a second build of that name, or 'this' (the tree's)" >&2
             exit 2
@@ -106,6 +122,7 @@ while [ $# -gt 0 ]; do
         ab+=("$1")
         if [ "$a" = --ab-bench ]; then ab_tests+=(0); else ab_tests+=(1); fi
         if [ "$a" = --ab-portable ]; then ab_portable+=(1); else ab_portable+=(0); fi
+        ab_defines+=("$defs")
         shift
         ;;
     --tests)
@@ -243,8 +260,13 @@ for k in "${!ab[@]}"; do
         ab_remove "$wt"
         die "--ab-portable $spec: the Hopper rows could not be left out"
     fi
+    if [ -n "${ab_defines[$k]}" ] &&
+        ! bash "$ROOT/tools/ab_defines.sh" "$wt/kernels" "${ab_defines[$k]}"; then
+        ab_remove "$wt"
+        die "--ab-define $spec: the switches ${ab_defines[$k]} could not be set"
+    fi
     echo "gpu_stage: --ab $name: building $commit in $wt$([ "${ab_portable[$k]}" -eq 0 ] ||
-        echo ' (Hopper rows left out)')"
+        echo ' (Hopper rows left out)')${ab_defines[$k]:+ with ${ab_defines[$k]}}"
     if ! (cd "$wt" && bazel build -c opt --dynamic_mode=off "${targets[@]}"); then
         ab_remove "$wt"
         die "--ab $spec: bazel build failed"
@@ -259,6 +281,7 @@ for k in "${!ab[@]}"; do
     [ "${ab_tests[$k]}" -eq 1 ] || echo "--ab-bench: oppbench alone" >"$STAGE/ab/$name/BENCH_ONLY"
     [ "${ab_portable[$k]}" -eq 0 ] ||
         echo "--ab-portable: the Hopper rows left out (tools/portable_rows.sh)" >"$STAGE/ab/$name/PORTABLE"
+    [ -z "${ab_defines[$k]}" ] || echo "${ab_defines[$k]}" >"$STAGE/ab/$name/DEFINES"
     echo "$commit" >"$STAGE/ab/$name/COMMIT"
     ab_remove "$wt"
 done
