@@ -12,7 +12,16 @@
 #                             O tile's TMA store)
 #   test_hopper_no_local      none of them touches local memory (LDL / STL:
 #                             a spill or a stack array in the hot loop)
-# The lines are CMocka's, so tools/ci_summary.py counts three cases. Without
+#   test_hopper_step_softmax_order
+#                             with OPP__HOPPER_SOFTMAX_FIRST (its never-taken
+#                             branches: BPT.TRAP in the Hopper kernels), no
+#                             key-block step runs a MUFU.EX2 after its wait
+#                             for P V (WARPGROUP.DEPBAR.LE gsb0 0x0 after
+#                             the wait for S, 0x1): the online softmax stays
+#                             under P V; SKIPPED without the switch (ptxas
+#                             then moves that wait above the softmax), with
+#                             each step's EX2 before / after the wait
+# The lines are CMocka's, so tools/ci_summary.py counts four cases. Without
 # cuobjdump and nvdisasm (tools/find_cuobjdump.sh looks for them; the CUDA
 # 13 toolkit here has neither, tools/bootstrap.sh installs PyPI's
 # nvidia-cuda-cuobjdump and -nvdisasm into /opt/liboppacked/tools) each case is SKIPPED, unless OPP_SASS_STRICT=1
@@ -27,7 +36,8 @@ lib=""
 for f in "$@"; do
     case "$f" in */liboppacked.a) lib=$f ;; esac
 done
-cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local)
+cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
+    test_hopper_step_softmax_order)
 report() { # report STATUS CASE [MESSAGE]
     echo "[ RUN      ] $2"
     [ -n "${3:-}" ] && echo "$3"
@@ -114,5 +124,37 @@ else
     report FAILED test_hopper_no_local "local memory (name HGMMA UTMALDG UTMASTG LDL/STL):
 ${bad:-no Hopper function at all}"
     status=1
+fi
+
+# 4. the step's softmax before its wait for P V: per Hopper function its
+# BPT.TRAP count, then each step's MUFU.EX2 between the wait for S (gsb0
+# 0x1) and the wait for P V (0x0) / after that wait, up to the next wgmma,
+# barrier or unconditional branch
+awk '/Function : / { f = $3; hop = (f ~ /hopper_attention_kernel/); st = 0; next }
+     !hop { next }
+     /BPT\.TRAP/ { trap[f]++ }
+     /WARPGROUP\.DEPBAR\.LE gsb0, 0x1/ { st = 1; pre = 0; next }
+     st == 1 && /MUFU\.EX2/ { pre++ }
+     st == 1 && /WARPGROUP\.DEPBAR\.LE gsb0, 0x0/ { st = 2; post = 0; next }
+     st == 2 && /MUFU\.EX2/ { post++ }
+     st == 2 && (/WARPGROUP\.ARRIVE/ || /BAR\.SYNC/ || /HGMMA/ || /EXIT/ || /[^@!P0-9T] +BRA /) {
+         steps[f] = steps[f] " " pre "/" post; st = 0
+     }
+     END { for (k in steps) printf "%s %d%s\n", k, trap[k] + 0, steps[k] }' \
+    "$tmp/sass.txt" | sed 's/^_Z23hopper_attention_kernel//; s/EEv8hop_maps[^ ]*//' |
+    sort >"$tmp/steps.txt"
+summary="each step's MUFU.EX2 before / after its wait for P V (name, BPT.TRAP, steps):
+$(cat "$tmp/steps.txt")"
+if [ "$(wc -l <"$tmp/steps.txt")" -ne 8 ]; then
+    report FAILED test_hopper_step_softmax_order "steps not found in all 8 Hopper functions; $summary"
+    status=1
+elif ! awk '$2 > 0 { t = 1 } END { exit !t }' "$tmp/steps.txt"; then
+    report SKIPPED test_hopper_step_softmax_order "OPP__HOPPER_SOFTMAX_FIRST is 0 (no BPT.TRAP): ptxas runs the softmax after the wait; $summary"
+elif awk '{ for (i = 3; i <= NF; ++i) { split($i, x, "/"); if (x[2] > 0 || x[1] == 0) bad = 1 } }
+          END { exit !bad }' "$tmp/steps.txt"; then
+    report FAILED test_hopper_step_softmax_order "a step with MUFU.EX2 after its wait for P V; $summary"
+    status=1
+else
+    report OK test_hopper_step_softmax_order "$summary"
 fi
 exit $status
