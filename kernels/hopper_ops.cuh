@@ -83,8 +83,6 @@ __device__ __forceinline__ void hop_bulk_commit() {
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
 
-/* Waits until this thread's committed bulk stores have read their shared
- * memory (READ) or are complete (else). */
 /* A relaxed load of a counter other blocks change (no ordering; a value
  * at most as new as the latest). */
 __device__ __forceinline__ unsigned long long hop_ld_relaxed(const unsigned long long *p) {
@@ -93,6 +91,8 @@ __device__ __forceinline__ unsigned long long hop_ld_relaxed(const unsigned long
     return v;
 }
 
+/* Waits until this thread's committed bulk stores have read their shared
+ * memory (READ) or are complete (else). */
 template <bool READ> __device__ __forceinline__ void hop_bulk_wait() {
     if constexpr (READ) {
         asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
