@@ -12,12 +12,13 @@
  *
  * Design: the flash kernel's (kernels/flash_attention.cuh: its header has
  * the rules) with the tensor-core fragments replaced by register tiles.
- * Tiles: one block owns BM = 64 query rows of one (sequence b, kv head hk),
+ * Tiles: one block owns BM = 64 query rows of one (sequence b, kv head hk)
+ * (at DB 64 OPP__FFMA_BM_D64 rows, kernel_list.h: 64 or 32),
  * rows token x head-in-group (GQA packing: row r -> token r / G, head
  * hk G + r % G); keys in blocks of BN = 64 from key 0 of the sequence.
- * Threads: 16 per row group, TM rows each (TM = 8 at DB 64: 128 threads;
- * TM = 4 above: 256); thread (ty = tid / 16, tx = tid % 16) owns rows
- * ty + (64 / TM) i (i < TM) and, of S, keys tx + 16 e (e = 0..3); of O,
+ * Threads: 16 per row group, TM rows each (TM = BM / 8 at DB 64: 128
+ * threads; TM = 4 above: 256); thread (ty = tid / 16, tx = tid % 16) owns
+ * rows ty + (BM / TM) i (i < TM) and, of S, keys tx + 16 e (e = 0..3); of O,
  * columns 4 tx + 64 c .. + 3 (c < DB / 64). Eight rows a thread halve the
  * shared loads and the per-item work per FFMA (a Q load feeds 16 FFMA, a K
  * load 32). The 16 threads of a row are one half warp: row max and sum
@@ -54,11 +55,12 @@
 // --- configuration
 
 template <int DB_> struct ffma_cfg {
-    static constexpr int DB = DB_, BM = 64, BN = 64;
-    /* rows of the tile per thread: 8 at DB 64 (128 threads, three blocks an
-     * SM on sm_90: 168 registers, 69.6 KB of shared memory each), 4 above
+    static constexpr int DB = DB_, BM = OPP__FFMA_BM(DB_), BN = 64;
+    /* rows of the tile per thread: BM / 8 at DB 64 (128 threads; BM 64:
+     * three blocks an SM on sm_90, 157 registers, 69.6 KB of shared memory
+     * each; BM 32, the switch OPP__FFMA_BM_D64: four, 52.2 KB), 4 above
      * (256 threads; the tile's shared memory allows one block an SM) */
-    static constexpr int TM = DB_ <= 64 ? 8 : 4;
+    static constexpr int TM = DB_ <= 64 ? BM / 8 : 4;
     static constexpr int RS = BM / TM;      /* row stride: thread rows ty + RS i */
     static constexpr int THREADS = 16 * RS; /* 16 threads (a half warp) per row */
     static constexpr int PITCH = DB_ + 4;   /* floats per Q / K / V row in shared memory */
@@ -67,7 +69,8 @@ template <int DB_> struct ffma_cfg {
     static constexpr int CHUNKS = DB_ / 4;  /* 16-byte chunks per row */
     static constexpr size_t Q_ELEMS = (size_t)BM * PITCH, KV_ELEMS = (size_t)BN * PITCH;
     static constexpr size_t SMEM_BYTES = (Q_ELEMS + 2 * KV_ELEMS + (size_t)BM * PPITCH) * 4;
-    static constexpr int MIN_BLOCKS = DB_ <= 64 ? 3 : 1;
+    static constexpr int MIN_BLOCKS = DB_ <= 64 ? (BM == 32 ? 4 : 3) : 1;
+    static_assert(BM == 64 || (DB_ <= 64 && BM == 32), "BM 32 at DB 64 only");
     static_assert(DB_ % 64 == 0, "whole 64-column groups of O");
     static_assert(SMEM_BYTES == OPP__FFMA_SMEM_BYTES(DB_), "kernel_list.h formula");
     static_assert(THREADS == OPP__FFMA_THREADS(DB_), "kernel_list.h thread count");

@@ -188,18 +188,27 @@
     X(hopper_f16_d256, FAST, F16, 256, 8, 90, 128, 64, 384, OPP__HOPPER_SMEM_BYTES(256, 128, 64)) \
     X(hopper_bf16_d256, FAST, BF16, 256, 8, 90, 128, 64, 384, OPP__HOPPER_SMEM_BYTES(256, 128, 64))
 
-/* Shared memory of the FAST f32 kernel (kernels/ffma_attention.cuh, FFMA):
- * Q [64][DB+4], K and V [64][DB+4], P [64][68], float. */
-#define OPP__FFMA_SMEM_BYTES(DB) (((size_t)3 * 64 * ((DB) + 4) + (size_t)64 * 68) * 4)
-/* Its threads: 16 per tile row group; 8 rows a thread at DB 64, 4 above. */
-#define OPP__FFMA_THREADS(DB) ((DB) <= 64 ? 128 : 256)
+/* Query rows of the FAST f32 kernel's tile (kernels/ffma_attention.cuh) at
+ * DB 64, a compile-time switch for A/B builds: 64 (8 rows a thread, three
+ * blocks an SM) or 32 (4 rows a thread, four blocks an SM: the longest
+ * tiles of a causal batch, its critical path, take a quarter of an SM
+ * instead of a third); a row's arithmetic, so its bits, are the same. */
+#ifndef OPP__FFMA_BM_D64
+#define OPP__FFMA_BM_D64 64
+#endif
+#define OPP__FFMA_BM(DB) ((DB) <= 64 ? OPP__FFMA_BM_D64 : 64)
+/* Its shared memory: Q [BM][DB+4], K and V [64][DB+4], P [BM][68], float. */
+#define OPP__FFMA_SMEM_BYTES(DB) \
+    (((size_t)(2 * 64 + OPP__FFMA_BM(DB)) * ((DB) + 4) + (size_t)OPP__FFMA_BM(DB) * 68) * 4)
+/* Its threads: 16 per tile row group; BM / 8 rows a thread at DB 64, 4 above. */
+#define OPP__FFMA_THREADS(DB) ((DB) <= 64 ? 16 * 8 : 256)
 
 /* The FAST kernel for f32 storage (kernels/ffma_attention.cuh: CUDA cores,
  * fp32 throughout), sm_80 on; D, Dv and strides multiples of 4 (16-byte
  * loads and stores). One translation unit per bucket (ffma_d<DB>.cu). The
  * DB 256 tile needs 212 KB of shared memory: 9.0 only (else EXACT). */
 #define OPP__FFMA_D64_KERNELS(X) \
-    X(ffma_f32_d64, FAST, F32, 64, 4, 80, 64, 64, 128, OPP__FFMA_SMEM_BYTES(64))
+    X(ffma_f32_d64, FAST, F32, 64, 4, 80, OPP__FFMA_BM(64), 64, 128, OPP__FFMA_SMEM_BYTES(64))
 #define OPP__FFMA_D128_KERNELS(X) \
     X(ffma_f32_d128, FAST, F32, 128, 4, 80, 64, 64, 256, OPP__FFMA_SMEM_BYTES(128))
 #define OPP__FFMA_D256_KERNELS(X) \
