@@ -8,7 +8,7 @@
  *
  *   X(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM, BN, THREADS, SMEM_BYTES)
  *     name     the kernel's readable name; its launcher is opp__launch_<name>
- *     ALGO     EXACT or FAST (OPP_ALGO_*)
+ *     ALGO     EXACT, FAST or TF32X3 (OPP_ALGO_*)
  *     DTYPE    F32, F16 or BF16 (OPP_DTYPE_*): Q, K, V and out
  *     DMAX     serves head sizes D, Dv <= DMAX (rows of one family are listed
  *              with DMAX ascending: the first row that fits wins)
@@ -214,6 +214,19 @@
 #define OPP__FFMA_D256_KERNELS(X) \
     X(ffma_f32_d256, FAST, F32, 256, 4, 80, 64, 64, 256, OPP__FFMA_SMEM_BYTES(256))
 
+/* Shared memory of the opt-in 3xTF32 f32 kernel (kernels/tf32x3_attention.cuh,
+ * wgmma on sm_90a): four 128-byte-swizzled fp32 panels pairs of [64][DB]
+ * (K hi in place of the loaded K, K lo, V hi and lo transposed), the
+ * Q and V staging tiles [64][DB+4], and 1024 bytes to align the panels. */
+#define OPP__TF32X3_SMEM_BYTES(DB) ((size_t)4 * (4 * 64 * (DB) + 2 * 64 * ((DB) + 4)) + 1024)
+
+/* The opt-in 3xTF32 kernel for f32 storage (OPP_ALGO_TF32X3): each operand
+ * split into tf32 hi + lo, three tensor-core products per matrix product
+ * (lo x hi, hi x lo, hi x hi) with fp32 accumulation; compute capability
+ * 9.0 only (sm_90a wgmma); D, Dv <= 64, multiples of 4. AUTO never takes it. */
+#define OPP__TF32X3_D64_KERNELS(X) \
+    X(tf32x3_f32_d64, TF32X3, F32, 64, 4, 90, 64, 64, 128, OPP__TF32X3_SMEM_BYTES(64))
+
 /* one bucket a line (clang-format's layout of this macro is not stable) */
 // clang-format off
 #define OPP__FAST_KERNELS(X)   \
@@ -247,6 +260,6 @@
 #define OPP__SPLIT_NARROW_ROWS 16
 
 /* The whole list, in dispatch order. */
-#define OPP__KERNEL_LIST(X) OPP__EXACT_KERNELS(X) OPP__FAST_KERNELS(X)
+#define OPP__KERNEL_LIST(X) OPP__EXACT_KERNELS(X) OPP__FAST_KERNELS(X) OPP__TF32X3_D64_KERNELS(X)
 
 #endif /* OPP_KERNELS_KERNEL_LIST_H */
