@@ -21,7 +21,12 @@
 #                             under P V; SKIPPED without the switch (ptxas
 #                             then moves that wait above the softmax), with
 #                             each step's EX2 before / after the wait
-# The lines are CMocka's, so tools/ci_summary.py counts four cases. Without
+#   test_tf32x3_wgmma         the 3xTF32 kernel (OPP_ALGO_TF32X3, kernel_list.h's
+#                             TF32X3 rows) is there as sm_90a code, issues
+#                             tf32 wgmma (HGMMA.64x64x8.F32.TF32: 48 in its
+#                             key-block loop, 3 x 8 for S and 3 x 8 for P V)
+#                             and touches no local memory
+# The lines are CMocka's, so tools/ci_summary.py counts five cases. Without
 # cuobjdump and nvdisasm (tools/find_cuobjdump.sh looks for them; the CUDA
 # 13 toolkit here has neither, tools/bootstrap.sh installs PyPI's
 # nvidia-cuda-cuobjdump and -nvdisasm into /opt/liboppacked/tools) each case is SKIPPED, unless OPP_SASS_STRICT=1
@@ -37,7 +42,7 @@ for f in "$@"; do
     case "$f" in */liboppacked.a) lib=$f ;; esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
-    test_hopper_step_softmax_order)
+    test_hopper_step_softmax_order test_tf32x3_wgmma)
 report() { # report STATUS CASE [MESSAGE]
     echo "[ RUN      ] $2"
     [ -n "${3:-}" ] && echo "$3"
@@ -156,5 +161,22 @@ elif awk '{ for (i = 3; i <= NF; ++i) { split($i, x, "/"); if (x[2] > 0 || x[1] 
     status=1
 else
     report OK test_hopper_step_softmax_order "$summary"
+fi
+
+# 5. the 3xTF32 kernel: per instance its tf32 HGMMA, other HGMMA, LDL / STL
+awk '/Function : / { f = $3; t = (f ~ /tf32x3_attention_kernel/); if (t) n[f] = 1; next }
+     t && /[ \t]HGMMA\.64x64x8\.F32\.TF32 / { h[f]++; next }
+     t && /[ \t]HGMMA/ { o[f]++ }
+     t && /[ \t](LDL|STL)[ .]/ { l[f]++ }
+     END { for (k in n) printf "%s %d %d %d\n", k, h[k], o[k], l[k] }' "$tmp/sass.txt" |
+    sed 's/^_Z23tf32x3_attention_kernelI10tf32x3_cfgI//; s/EEEv10flash_argsPK17opp__guard_record//' | sort >"$tmp/tf32.txt"
+summary="instance (DB), tf32 HGMMA, other HGMMA, LDL/STL:
+$(cat "$tmp/tf32.txt")"
+if [ "$(wc -l <"$tmp/tf32.txt")" -eq 1 ] && awk '$1 != "Li64" || $2 != 48 || $3 != 0 || $4 != 0 { bad = 1 }
+        END { exit bad }' "$tmp/tf32.txt"; then
+    report OK test_tf32x3_wgmma "$summary"
+else
+    report FAILED test_tf32x3_wgmma "want one instance, Li64, 48 tf32 HGMMA, no other, no local memory; $summary"
+    status=1
 fi
 exit $status
