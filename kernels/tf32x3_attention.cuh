@@ -138,6 +138,83 @@ __device__ __forceinline__ float tf32x3_ld32(uint32_t addr) {
     return v;
 }
 
+// --- the steps of a key block
+
+/* K_j in place in K_HI -> K_HI (hi) + K_LO (lo): 16-byte chunk i = tid +
+ * 128 it, row i / CHUNKS; a quarter warp splits the eight chunks of a row's
+ * panel, conflict-free. Every thread of the block calls it. */
+template <class C> __device__ __forceinline__ void tf32x3_split_k(uint32_t base, int tid) {
+#pragma unroll
+    for (int it = 0; it < C::BN * C::CHUNKS / C::THREADS; ++it) {
+        const int i = tid + C::THREADS * it, r = i / C::CHUNKS, c = i % C::CHUNKS;
+        const uint32_t off = tf32x3_swz<C>(r, c);
+        const float4 x = tf32x3_ld128(base + C::K_HI + off);
+        uint32_t h[4], lo[4];
+        tf32x3_split(x.x, h[0], lo[0]);
+        tf32x3_split(x.y, h[1], lo[1]);
+        tf32x3_split(x.z, h[2], lo[2]);
+        tf32x3_split(x.w, h[3], lo[3]);
+        tf32x3_st128(base + C::K_HI + off, h[0], h[1], h[2], h[3]);
+        tf32x3_st128(base + C::K_LO + off, lo[0], lo[1], lo[2], lo[3]);
+    }
+}
+
+/* V_j (V_ST [key][d]) -> V_HI + V_LO [d][key']: chunk i = tid + 128 it is
+ * row d = i % DB, chunk c = i / DB of the transposed tile, whose positions
+ * 4 (c % 2) + u (u = 0..3) of 8-key group c / 2 hold key 8 (c / 2) + 2 u +
+ * c % 2 (the order 0 2 4 6 1 3 5 7). A warp reads 32 consecutive d of one
+ * key and writes chunks of 32 rows, conflict-free. */
+template <class C> __device__ __forceinline__ void tf32x3_split_v(uint32_t base, int tid) {
+#pragma unroll
+    for (int it = 0; it < C::DB * (C::BN / 4) / C::THREADS; ++it) {
+        const int i = tid + C::THREADS * it, d = i % C::DB, c = i / C::DB;
+        const int k0 = 8 * (c >> 1) + (c & 1);
+        uint32_t h[4], lo[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            tf32x3_split(tf32x3_ld32(base + C::V_ST + (uint32_t)((k0 + 2 * u) * C::PITCH + d) * 4u),
+                         h[u], lo[u]);
+        }
+        const uint32_t off = tf32x3_swz<C>(d, c);
+        tf32x3_st128(base + C::V_HI + off, h[0], h[1], h[2], h[3]);
+        tf32x3_st128(base + C::V_LO + off, lo[0], lo[1], lo[2], lo[3]);
+    }
+}
+
+/* Issues S = Q K_j^T (one committed group): per k8 step lo x hi, hi x lo,
+ * hi x hi. s: [N8][4] accumulators (overwritten); qh, ql: Q's fragments. */
+template <class C>
+__device__ __forceinline__ void tf32x3_qk(float (&s)[C::N8][4], const uint32_t (&qh)[C::KS][4],
+                                          const uint32_t (&ql)[C::KS][4], uint32_t base) {
+    float(&sf)[32] = *reinterpret_cast<float(*)[32]>(&s[0][0]);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < C::KS; ++ks) {
+        const uint64_t dh = tf32x3_desc(base + C::K_HI, ks), dl = tf32x3_desc(base + C::K_LO, ks);
+        wgmma_tf32_rs_n64(sf, ql[ks], dh, ks > 0);
+        wgmma_tf32_rs_n64(sf, qh[ks], dl, 1);
+        wgmma_tf32_rs_n64(sf, qh[ks], dh, 1);
+    }
+    wgmma_commit();
+}
+
+/* Issues O += P V_j (one committed group): per 8-key group lo x hi, hi x
+ * lo, hi x hi. o: [O8][4] accumulators; ph, pl: P's fragments. */
+template <class C>
+__device__ __forceinline__ void tf32x3_pv(float (&o)[C::O8][4], const uint32_t (&ph)[C::N8][4],
+                                          const uint32_t (&pl)[C::N8][4], uint32_t base) {
+    float(&of)[32] = *reinterpret_cast<float(*)[32]>(&o[0][0]);
+    wgmma_fence();
+#pragma unroll
+    for (int n = 0; n < C::N8; ++n) {
+        const uint64_t dh = tf32x3_desc(base + C::V_HI, n), dl = tf32x3_desc(base + C::V_LO, n);
+        wgmma_tf32_rs_n64(of, pl[n], dh, 1);
+        wgmma_tf32_rs_n64(of, ph[n], dl, 1);
+        wgmma_tf32_rs_n64(of, ph[n], dh, 1);
+    }
+    wgmma_commit();
+}
+
 // --- one item
 
 /* Rows r0 .. r0+63 of sequence b, kv head hk (item w); base: the
@@ -237,67 +314,13 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
         }
     }
 
-    for (int32_t j = 0; j < nkb; ++j) {
-        /* K_j in place -> K_HI + K_LO: chunk i = tid + 128 it (row i / CHUNKS) */
-#pragma unroll
-        for (int it = 0; it < C::BN * C::CHUNKS / C::THREADS; ++it) {
-            const int i = tid + C::THREADS * it, r = i / C::CHUNKS, c = i % C::CHUNKS;
-            const uint32_t off = tf32x3_swz<C>(r, c);
-            const float4 x = tf32x3_ld128(base + C::K_HI + off);
-            uint32_t h[4], lo[4];
-            tf32x3_split(x.x, h[0], lo[0]);
-            tf32x3_split(x.y, h[1], lo[1]);
-            tf32x3_split(x.z, h[2], lo[2]);
-            tf32x3_split(x.w, h[3], lo[3]);
-            tf32x3_st128(base + C::K_HI + off, h[0], h[1], h[2], h[3]);
-            tf32x3_st128(base + C::K_LO + off, lo[0], lo[1], lo[2], lo[3]);
-        }
-        /* V_j (V_ST [key][d]) -> V_HI + V_LO [d][key']: chunk i = tid + 128 it
-         * is row d = i % DB, chunk c = i / DB of the transposed tile, whose
-         * positions 4 (c % 2) + u (u = 0..3) of 8-key group c / 2 hold key
-         * 8 (c / 2) + 2 u + c % 2 (the order 0 2 4 6 1 3 5 7) */
-#pragma unroll
-        for (int it = 0; it < C::DB * (C::BN / 4) / C::THREADS; ++it) {
-            const int i = tid + C::THREADS * it, d = i % C::DB, c = i / C::DB;
-            const int k0 = 8 * (c >> 1) + (c & 1);
-            uint32_t h[4], lo[4];
-#pragma unroll
-            for (int u = 0; u < 4; ++u) {
-                tf32x3_split(
-                    tf32x3_ld32(base + C::V_ST + (uint32_t)((k0 + 2 * u) * C::PITCH + d) * 4u),
-                    h[u], lo[u]);
-            }
-            const uint32_t off = tf32x3_swz<C>(d, c);
-            tf32x3_st128(base + C::V_HI + off, h[0], h[1], h[2], h[3]);
-            tf32x3_st128(base + C::V_LO + off, lo[0], lo[1], lo[2], lo[3]);
-        }
-        hop_fence_proxy_async(); /* the splits' generic writes before the wgmma reads */
-        __syncthreads();         /* every split written; V_ST free */
-        if (j + 1 < nkb) {
-            load_v(j + 1);
-        }
-        flash_cp_async_commit();
-
-        /* S = Q K_j^T: per k8 step lo x hi, hi x lo, hi x hi */
-        float s[C::N8][4];
-        float(&sf)[32] = *reinterpret_cast<float(*)[32]>(&s[0][0]);
-        wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < C::KS; ++ks) {
-            const uint64_t dh = tf32x3_desc(base + C::K_HI, ks),
-                           dl = tf32x3_desc(base + C::K_LO, ks);
-            wgmma_tf32_rs_n64(sf, ql[ks], dh, ks > 0);
-            wgmma_tf32_rs_n64(sf, qh[ks], dl, 1);
-            wgmma_tf32_rs_n64(sf, qh[ks], dh, 1);
-        }
-        wgmma_commit();
-        wgmma_wait<0>();
-        __syncthreads(); /* every warp's S done: K_HI, K_LO free */
-        if (j + 1 < nkb) {
-            load_k(j + 1);
-        }
-        flash_cp_async_commit();
-
+    /* the step's softmax on S_j (raw scores in s): softcap, masks, m, l,
+     * alpha, O rescaled; then P's A fragments, split: group n's keys 2 qc,
+     * 2 qc + 1 are its columns qc, qc + 4 (V_HI / V_LO hold the keys in
+     * that order) */
+    float s[C::N8][4];
+    uint32_t ph[C::N8][4], pl[C::N8][4];
+    auto softmax = [&](int32_t j) {
         /* softcap first (before any mask), in the log2 domain: then sl = 1 */
         if (a.cap_log2 != 0.0f) {
             flash_softcap<false, C::N8>(s, a.cap_log2, a.cap_scale, a.cap_x2);
@@ -317,9 +340,6 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
         if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
             flash_rescale_rows<C::O8>(o, alpha);
         }
-        /* P's A fragments, split: group n's keys 2 qc, 2 qc + 1 are its
-         * columns qc, qc + 4 (V_HI / V_LO hold the keys in that order) */
-        uint32_t ph[C::N8][4], pl[C::N8][4];
 #pragma unroll
         for (int n = 0; n < C::N8; ++n) {
             tf32x3_split(s[n][0], ph[n][0], pl[n][0]);
@@ -327,17 +347,25 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
             tf32x3_split(s[n][1], ph[n][2], pl[n][2]);
             tf32x3_split(s[n][3], ph[n][3], pl[n][3]);
         }
-        /* O += P V_j: per 8-key group lo x hi, hi x lo, hi x hi */
-        float(&of)[32] = *reinterpret_cast<float(*)[32]>(&o[0][0]);
-        wgmma_fence();
-#pragma unroll
-        for (int n = 0; n < C::N8; ++n) {
-            const uint64_t dh = tf32x3_desc(base + C::V_HI, n), dl = tf32x3_desc(base + C::V_LO, n);
-            wgmma_tf32_rs_n64(of, pl[n], dh, 1);
-            wgmma_tf32_rs_n64(of, ph[n], dl, 1);
-            wgmma_tf32_rs_n64(of, ph[n], dh, 1);
+    };
+    for (int32_t j = 0; j < nkb; ++j) {
+        tf32x3_split_k<C>(base, tid);
+        tf32x3_split_v<C>(base, tid);
+        hop_fence_proxy_async(); /* the splits' generic writes before the wgmma reads */
+        __syncthreads();         /* every split written; V_ST free */
+        if (j + 1 < nkb) {
+            load_v(j + 1);
         }
-        wgmma_commit();
+        flash_cp_async_commit();
+        tf32x3_qk<C>(s, qh, ql, base);
+        wgmma_wait<0>();
+        __syncthreads(); /* every warp's S done: K_HI, K_LO free */
+        if (j + 1 < nkb) {
+            load_k(j + 1);
+        }
+        flash_cp_async_commit();
+        softmax(j);
+        tf32x3_pv<C>(o, ph, pl, base);
         wgmma_wait<0>();
         flash_cp_async_wait<0>();
         __syncthreads(); /* K_{j+1}, V_{j+1} landed; every warp's P V done */
