@@ -74,7 +74,7 @@ static inline opp_status_t oracle_claim_status(const oracle_claim_t *c) {
     if (c->is_causal != 0 && c->is_causal != 1) {
         return OPP_STATUS_BAD_PARAM_IS_CAUSAL;
     }
-    if (c->algo < 0 || c->algo > 2) { /* EXACT 0, FAST 1, AUTO 2 */
+    if (c->algo < 0 || c->algo > 3) { /* EXACT 0, FAST 1, AUTO 2, TF32X3 3 */
         return OPP_STATUS_BAD_PARAM_ALGO;
     }
     return OPP_STATUS_SUCCESS;

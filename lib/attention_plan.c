@@ -11,7 +11,8 @@
  *   split_ml       its (m sl, l) pairs, float [split_rows, Hq, 2]
  * The split regions exist only when the problem's shape has a FAST kernel
  * that splits (16-bit storage, D, Dv <= OPP__SPLIT_DMAX; whatever the
- * algorithm, so one workspace serves EXACT and FAST alike) and some
+ * algorithm, so one workspace serves EXACT, FAST and TF32X3 alike; f32,
+ * the FFMA and TF32X3 kernels' storage, never splits) and some
  * sequence may split (max_seqlen_kv > OPP__SPLIT_KEYS, G <= OPP__SPLIT_ROWS);
  * their size is a bound from the host-side extents (opp__plan_split_rows),
  * never from the device lengths, so it holds for any batch the extents allow.

@@ -48,12 +48,22 @@ size_t opp__arch_smem_limit(int32_t sm) {
 // --- selection
 
 static const char *algo_name(opp_algo_t algo) {
-    return algo == OPP_ALGO_EXACT ? "EXACT" : (algo == OPP_ALGO_FAST ? "FAST" : "AUTO");
+    switch (algo) {
+    case OPP_ALGO_EXACT:
+        return "EXACT";
+    case OPP_ALGO_FAST:
+        return "FAST";
+    case OPP_ALGO_TF32X3:
+        return "TF32X3";
+    default:
+        return "AUTO";
+    }
 }
 
 /* The steps a row must pass, in the order their failures are reported.
- * STEP_VARIANT (lowest: never the reported reason) is an SM 90 row that does
- * not apply - another GPU, or G > BM - where the family's next rows serve. */
+ * STEP_VARIANT (lowest: never the reported reason) is a Hopper FAST row that
+ * does not apply - another GPU, G > BM, or strides beyond a TMA tensor map -
+ * where the family's next rows serve. */
 typedef enum step {
     STEP_VARIANT,
     STEP_DTYPE,
@@ -100,6 +110,15 @@ static int row_runs_on(const opp__kernel_row_t *r, int32_t sm) {
     return r->sm != 90 || sm == 0 || sm == 90;
 }
 
+/* 1 if row r is a Hopper FAST row (kernels/hopper_attention.cuh): it loads
+ * through TMA tensor maps and packs at most BM query heads of a group, and
+ * the flash rows after it serve what it does not. The TF32X3 rows, also
+ * sm_90a code, load with cp.async (any G, any stride) and have no
+ * fallback: only row_runs_on() applies to them. */
+static int row_is_hopper_fast(const opp__kernel_row_t *r) {
+    return r->sm == 90 && r->algo == OPP_ALGO_FAST;
+}
+
 /* How far row r gets for problem p on sm (0: any architecture). */
 static step_t row_step(const opp__kernel_row_t *r, const opp__problem_t *p, int32_t sm) {
     if (r->dtype != p->a.dtype) {
@@ -114,8 +133,11 @@ static step_t row_step(const opp__kernel_row_t *r, const opp__problem_t *p, int3
     if (p->batch > 0 && !strides_aligned(p, r->align)) {
         return STEP_STRIDE;
     }
-    if (r->sm == 90 && (!row_runs_on(r, sm) || p->a.g > r->bm || !tma_strides_fit(p))) {
+    if (row_is_hopper_fast(r) && (!row_runs_on(r, sm) || p->a.g > r->bm || !tma_strides_fit(p))) {
         return STEP_VARIANT;
+    }
+    if (!row_runs_on(r, sm)) {
+        return STEP_ARCH; /* reason(): the architecture the row's code needs */
     }
     if (sm != 0 && r->smem_bytes > opp__arch_smem_limit(sm)) {
         return STEP_ARCH;
@@ -184,6 +206,27 @@ static opp_status_t arch_reason(opp_algo_t algo, const opp__problem_t *p, int32_
     return OPP_STATUS_INTERNAL_ERROR;
 }
 
+/* buf := the dtypes family algo's rows serve, in table order ("f32 only",
+ * "f32, f16, bf16"). */
+static void family_dtypes(opp_algo_t algo, char *buf, size_t size) {
+    int seen[32] = {0}, n = 0;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
+        const opp__kernel_row_t *r = &opp__kernel_table[i];
+        if (r->algo != algo || (unsigned)r->dtype >= 32u || seen[r->dtype]) {
+            continue;
+        }
+        seen[r->dtype] = 1;
+        const int k =
+            snprintf(buf + len, size - len, "%s%s", n++ > 0 ? ", " : "", opp_dtype_name(r->dtype));
+        len += k > 0 && (size_t)k < size - len ? (size_t)k : 0;
+    }
+    if (n == 1) {
+        snprintf(buf + len, size - len, " only");
+    }
+}
+
 /* Records why family `algo` has no row for p on sm (see select_family). */
 static opp_status_t reason(opp_algo_t algo, const opp__problem_t *p, int32_t sm,
                            const opp__kernel_row_t *best, step_t best_step) {
@@ -191,10 +234,13 @@ static opp_status_t reason(opp_algo_t algo, const opp__problem_t *p, int32_t sm,
     OPP_RETURN_IF(best == NULL, OPP_STATUS_NOT_SUPPORTED_ALGO,
                   "algo = %s: this build has no %s kernel", fam, fam);
     const opp__attrs_t *a = &p->a;
+    char served[64];
     switch (best_step) {
     case STEP_DTYPE:
-        OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_DTYPE, "no %s kernel for q_dtype = %s", fam,
-                      opp_dtype_name(a->dtype));
+        family_dtypes(algo, served, sizeof(served));
+        OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_DTYPE,
+                      "no %s kernel for q_dtype = %s (%s serves %s)", fam, opp_dtype_name(a->dtype),
+                      fam, served);
         break;
     case STEP_HEAD_SIZE:
         OPP_RETURN_IF(1, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
@@ -216,6 +262,11 @@ static opp_status_t reason(opp_algo_t algo, const opp__problem_t *p, int32_t sm,
                       fam, fam, best->align, p->q.row, p->k.row, p->v.row, p->out.row);
         break;
     default:
+        OPP_RETURN_IF(best_step == STEP_ARCH && !row_runs_on(best, sm),
+                      OPP_STATUS_NOT_SUPPORTED_ARCH,
+                      "no %s kernel for compute capability %d.%d: %s needs compute capability "
+                      "9.0 (H100 / H200; its kernels are sm_90a code)",
+                      fam, sm / 10, sm % 10, fam);
         OPP_RETURN_IF(sm < 80, OPP_STATUS_NOT_SUPPORTED_ARCH,
                       "compute capability %d.%d is not supported: %s kernels need 8.0 or newer",
                       sm / 10, sm % 10, fam);
@@ -234,7 +285,9 @@ opp_status_t opp__dispatch_select(const opp__problem_t *p, int32_t sm,
             return OPP_STATUS_SUCCESS;
         }
     }
-    const opp_algo_t algo = p->a.algo == OPP_ALGO_FAST ? OPP_ALGO_FAST : OPP_ALGO_EXACT;
+    /* AUTO ends in EXACT (never TF32X3: opt-in); EXACT, FAST and TF32X3 stay
+     * within their own family */
+    const opp_algo_t algo = p->a.algo == OPP_ALGO_AUTO ? OPP_ALGO_EXACT : p->a.algo;
     select_family(algo, p, sm, row, &best, &step);
     return *row != NULL ? OPP_STATUS_SUCCESS : reason(algo, p, sm, best, step);
 }

@@ -204,9 +204,30 @@ size_t opp_dtype_size(opp_dtype_t dtype);
  *          section 4). NOT_SUPPORTED_* where no FAST kernel serves the
  *          descriptor (opp_attention_kernel_query() says why).
  *   AUTO   FAST where a FAST kernel serves the descriptor on the current GPU,
- *          else EXACT. The default of the *_desc_init() functions; ask for
- *          EXACT explicitly when you need bit-identity with the reference. */
-typedef enum opp_algo { OPP_ALGO_EXACT = 0, OPP_ALGO_FAST = 1, OPP_ALGO_AUTO = 2 } opp_algo_t;
+ *          else EXACT (never TF32X3). The default of the *_desc_init()
+ *          functions; ask for EXACT explicitly when you need bit-identity
+ *          with the reference.
+ *   TF32X3 opt-in, for f32 storage only: each f32 operand of Q K^T and of
+ *          P V is split into a tf32 high part and a tf32 low part, and each
+ *          matrix product runs as three tensor-core products (hi x hi,
+ *          hi x lo, lo x hi) with fp32 accumulation. Compute capability 9.0
+ *          only (H100 / H200: wgmma); D and Dv <= 64 and multiples of 4,
+ *          every row stride a multiple of 4 elements; any GQA ratio; causal,
+ *          softcap, scale, LSE and both layouts as FAST. Not bit-identical to
+ *          EXACT or to FAST, but batch-invariant as FAST is (a sequence's
+ *          output and LSE have the same bits in any batch, position or
+ *          layout; DESIGN.md section 4); its error against EXACT is
+ *          measured (//tests:tf32x3_gpu_test, oppbench --impl tf32x3).
+ *          Claim and descriptor checks accept it where some GPU runs it
+ *          (else NOT_SUPPORTED_DTYPE / _HEAD_SIZE / _FEATURE); a run or a
+ *          kernel query for any other GPU is NOT_SUPPORTED_ARCH. AUTO never
+ *          takes it. */
+typedef enum opp_algo {
+    OPP_ALGO_EXACT = 0,
+    OPP_ALGO_FAST = 1,
+    OPP_ALGO_AUTO = 2,
+    OPP_ALGO_TF32X3 = 3
+} opp_algo_t;
 
 /* Largest head_size / v_head_size the library supports. */
 #define OPP_MAX_HEAD_SIZE 256
@@ -234,7 +255,7 @@ typedef struct opp_attention_desc {
     int64_t k_row_stride;   /* elements between key rows; 0 = Hkv * D */
     int64_t v_row_stride;   /* elements between value rows; 0 = Hkv * Dv */
     int64_t out_row_stride; /* elements between output rows; 0 = Hq * Dv */
-    opp_algo_t algo;        /* OPP_ALGO_AUTO (the default), EXACT or FAST */
+    opp_algo_t algo;        /* OPP_ALGO_AUTO (the default), EXACT, FAST or TF32X3 */
 } opp_attention_desc_t;
 
 /* The smallest struct_size accepted: the fields through max_seqlen_kv. */
@@ -316,7 +337,8 @@ opp_status_t opp_varlen_check(const opp_attention_desc_t *desc, const int32_t *c
  *           (kernel_name); or the
  *           NOT_SUPPORTED_* status with the reason a runtime would log at
  *           claim time (e.g. "no FAST kernel for head_size = 102, ...: FAST
- *           needs multiples of 4" for f32). */
+ *           needs multiples of 4" for f32; NOT_SUPPORTED_ARCH for
+ *           OPP_ALGO_TF32X3 on any sm_arch but 90). */
 opp_status_t opp_attention_kernel_query(const opp_attention_desc_t *desc, int32_t sm_arch,
                                         const char **kernel_name);
 
@@ -460,7 +482,7 @@ typedef struct opp_attention24_desc {
     float scale;       /* 0 means 1/sqrt(D) */
     int32_t is_causal; /* 0 or 1 */
     float softcap;     /* 0 is off */
-    opp_algo_t algo;   /* OPP_ALGO_AUTO (default) */
+    opp_algo_t algo;   /* OPP_ALGO_AUTO (default), EXACT, FAST or TF32X3 */
 } opp_attention24_desc_t;
 
 /* The smallest struct_size accepted: the fields through kv_seqlen. */

@@ -83,9 +83,11 @@ static opp_status_t check_options(const opp__claim_fields_t *f) {
                   "softcap = %g must be finite and >= 0 (0 turns it off)", (double)f->softcap);
     OPP_RETURN_IF(f->is_causal != 0 && f->is_causal != 1, OPP_STATUS_BAD_PARAM_IS_CAUSAL,
                   "is_causal = %" PRId32 " must be 0 or 1", f->is_causal);
-    OPP_RETURN_IF(f->algo != OPP_ALGO_EXACT && f->algo != OPP_ALGO_FAST && f->algo != OPP_ALGO_AUTO,
+    OPP_RETURN_IF(f->algo != OPP_ALGO_EXACT && f->algo != OPP_ALGO_FAST &&
+                      f->algo != OPP_ALGO_AUTO && f->algo != OPP_ALGO_TF32X3,
                   OPP_STATUS_BAD_PARAM_ALGO,
-                  "algo = %d is none of OPP_ALGO_EXACT (0), OPP_ALGO_FAST (1), OPP_ALGO_AUTO (2)",
+                  "algo = %d is none of OPP_ALGO_EXACT (0), OPP_ALGO_FAST (1), OPP_ALGO_AUTO (2), "
+                  "OPP_ALGO_TF32X3 (3)",
                   (int)f->algo);
     return OPP_STATUS_SUCCESS;
 }

@@ -201,14 +201,43 @@ static void test_desc_check_is_causal_not_bool_rejected(void **state) {
     assert_claim_fails(d, OPP_STATUS_BAD_PARAM_IS_CAUSAL, "is_causal = -1 must be 0 or 1");
 }
 
-// An algo outside the enum is BAD_PARAM_ALGO.
+// An algo outside the enum (0..3) is BAD_PARAM_ALGO; 3 (TF32X3) is valid.
 static void test_desc_check_unknown_algo_rejected(void **state) {
     (void)state;
     opp_attention_desc_t d = valid_desc();
-    d.algo = (opp_algo_t)3;
-    assert_claim_fails(d, OPP_STATUS_BAD_PARAM_ALGO, "algo = 3 is none of OPP_ALGO_EXACT");
+    d.algo = (opp_algo_t)4;
+    assert_claim_fails(d, OPP_STATUS_BAD_PARAM_ALGO,
+                       "algo = 4 is none of OPP_ALGO_EXACT (0), OPP_ALGO_FAST (1), OPP_ALGO_AUTO "
+                       "(2), OPP_ALGO_TF32X3 (3)");
     d.algo = (opp_algo_t)-1;
     assert_claim_fails(d, OPP_STATUS_BAD_PARAM_ALGO, "algo = -1 is none of");
+    d.algo = (opp_algo_t)3;
+    d.q_dtype = d.k_dtype = d.v_dtype = d.out_dtype = OPP_DTYPE_F32;
+    assert_int_equal(d.algo, OPP_ALGO_TF32X3);
+    assert_opp_ok(opp_attention_claim_check(&d));
+    assert_opp_ok(opp_attention_desc_check(&d));
+}
+
+// OPP_ALGO_TF32X3 (opt-in) serves f32 with head sizes that are multiples of
+// 4 up to 64 (on compute capability 9.0: the claim check accepts what some
+// GPU runs); f16 / bf16, larger or odd head sizes and strides get the reason.
+static void test_desc_check_tf32x3_algo_support(void **state) {
+    (void)state;
+    opp_attention_desc_t d = valid_desc();
+    d.algo = OPP_ALGO_TF32X3;
+    assert_claim_fails(d, OPP_STATUS_NOT_SUPPORTED_DTYPE, "TF32X3 serves f32 only");
+    d.q_dtype = d.k_dtype = d.v_dtype = d.out_dtype = OPP_DTYPE_F32;
+    d.head_size = 64;
+    d.v_head_size = 32;
+    assert_opp_ok(opp_attention_claim_check(&d));
+    assert_opp_ok(opp_attention_desc_check(&d));
+    d.v_head_size = 128;
+    assert_claim_fails(d, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE, "TF32X3 serves head sizes up to 64");
+    d.head_size = d.v_head_size = 42;
+    assert_claim_fails(d, OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE, "TF32X3 needs multiples of 4");
+    d.head_size = d.v_head_size = 64;
+    d.q_row_stride = 8 * 64 + 2;
+    assert_desc_fails(d, OPP_STATUS_NOT_SUPPORTED_FEATURE, "multiple of 4 elements (q 514");
 }
 
 // OPP_ALGO_FAST serves f16/bf16 with head sizes that are multiples of 8 up
@@ -290,6 +319,7 @@ int main(void) {
         cmocka_unit_test(test_desc_check_is_causal_not_bool_rejected),
         cmocka_unit_test(test_desc_check_unknown_algo_rejected),
         cmocka_unit_test(test_desc_check_fast_algo_support),
+        cmocka_unit_test(test_desc_check_tf32x3_algo_support),
         cmocka_unit_test(test_desc_check_first_fault_in_order_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

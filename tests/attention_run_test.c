@@ -61,6 +61,14 @@ static void test_workspace_size_is_the_guard_record(void **state) {
     d.algo = OPP_ALGO_AUTO;
     assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
     assert_int_equal(bytes, 256); /* f32: the FFMA kernel has no split-KV, no partials */
+    /* TF32X3 (f32, D <= 64) plans as FFMA: no partials */
+    d.head_size = d.v_head_size = 64;
+    d.algo = OPP_ALGO_TF32X3;
+    assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
+    assert_int_equal(bytes, 256);
+    opp__problem_t p;
+    assert_opp_ok(opp__problem_from_desc(&d, &p));
+    assert_int_equal(opp__plan_split_rows(&p), 0);
 }
 
 /* The split-KV partials: rows = min(ceil(max_kv / S) min(total_q, B qmax),
@@ -119,9 +127,9 @@ static void test_workspace_size_rejects_bad_desc(void **state) {
     assert_opp_status(opp_packed_attention_workspace_size(&d, &bytes),
                       OPP_STATUS_BAD_PARAM_KV_HEADS_NOT_DIVIDING, "kv_num_heads = 5");
     good_desc(&d);
-    d.algo = (opp_algo_t)3;
+    d.algo = (opp_algo_t)4;
     assert_opp_status(opp_packed_attention_workspace_size(&d, &bytes), OPP_STATUS_BAD_PARAM_ALGO,
-                      "algo = 3");
+                      "algo = 4");
 }
 
 /* Counting and materialising run the same layout: same size, and each

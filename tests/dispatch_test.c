@@ -8,6 +8,7 @@
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels/kernel_list.h"
@@ -48,18 +49,26 @@ static opp_attention24_desc_t padded_desc(opp_dtype_t dtype, int32_t d, opp_algo
 
 /* Names are unique, every row fits some architecture's shared memory, its
  * alignment divides its DMAX, the rows of one (algo, dtype) family never
- * shrink DMAX (the first fitting row is the smallest tile), and EXACT rows
- * have key tiles of whole summation chunks and the kernel's shared memory. */
+ * shrink DMAX (the first fitting row is the smallest tile), EXACT rows
+ * have key tiles of whole summation chunks and the kernel's shared memory,
+ * and the TF32X3 rows are f32 sm_90a rows of the 3xTF32 kernel's tile. */
 static void test_rows_well_formed(void **state) {
     (void)state;
     assert_true(OPP__KERNEL_COUNT > 0);
     for (int i = 0; i < OPP__KERNEL_COUNT; ++i) {
         const opp__kernel_row_t *r = &opp__kernel_table[i];
         assert_int_equal(r->id, i);
-        assert_true(r->algo == OPP_ALGO_EXACT || r->algo == OPP_ALGO_FAST);
+        assert_true(r->algo == OPP_ALGO_EXACT || r->algo == OPP_ALGO_FAST ||
+                    r->algo == OPP_ALGO_TF32X3);
         assert_true(r->dmax >= 1 && r->dmax <= OPP_MAX_HEAD_SIZE);
         assert_true(r->align >= 1 && r->dmax % r->align == 0);
-        assert_true(r->sm == 80 || (r->sm == 90 && r->algo == OPP_ALGO_FAST));
+        assert_true(r->sm == 80 || (r->sm == 90 && r->algo != OPP_ALGO_EXACT));
+        if (r->algo == OPP_ALGO_TF32X3) {
+            assert_int_equal(r->dtype, OPP_DTYPE_F32);
+            assert_int_equal(r->sm, 90);
+            assert_int_equal(r->align, 4);
+            assert_int_equal(r->smem_bytes, OPP__TF32X3_SMEM_BYTES(r->dmax));
+        }
         assert_true(r->smem_bytes <= opp__arch_smem_limit(90));
         assert_true(r->bm > 0 && r->bn > 0 && r->threads > 0 && r->threads <= 1024);
         if (r->algo == OPP_ALGO_EXACT) {
@@ -262,6 +271,114 @@ static void test_query_reasons(void **state) {
                       "input_rank = 5");
 }
 
+/* TF32X3 (opt-in): its f32 row on 9.0 for D, Dv <= 64, multiples of 4, any
+ * G and stride; every other GPU, dtype, head size or alignment gets the
+ * reason; AUTO and FAST never take it. */
+static void test_tf32x3_rows(void **state) {
+    (void)state;
+    const int32_t dims[5][2] = {{64, 64}, {4, 4}, {8, 64}, {64, 36}, {40, 0}};
+    for (int k = 0; k < 5; ++k) {
+        opp_attention_desc_t d =
+            packed_desc(OPP_DTYPE_F32, dims[k][0], dims[k][1], OPP_ALGO_TF32X3);
+        assert_string_equal(query(&d, 90), "tf32x3_f32_d64");
+        assert_opp_ok(opp_attention_claim_check(&d));
+        assert_opp_ok(opp_attention_desc_check(&d)); /* some GPU (9.0) runs it */
+        d.algo = OPP_ALGO_AUTO;                      /* AUTO and FAST: the FFMA rows, on 9.0 too */
+        assert_string_equal(query(&d, 90), "ffma_f32_d64");
+        assert_string_equal(query(&d, 80), "ffma_f32_d64");
+        d.algo = OPP_ALGO_FAST;
+        assert_string_equal(query(&d, 90), "ffma_f32_d64");
+        assert_string_equal(query(&d, 89), "ffma_f32_d64");
+    }
+    /* any GQA ratio (no BM limit as the Hopper FAST rows have) and any
+     * stride that is a multiple of 4 elements (no TMA limit) */
+    opp_attention_desc_t d = packed_desc(OPP_DTYPE_F32, 64, 0, OPP_ALGO_TF32X3);
+    d.num_heads = 256;
+    d.kv_num_heads = 1;
+    assert_string_equal(query(&d, 90), "tf32x3_f32_d64");
+    d = packed_desc(OPP_DTYPE_F32, 64, 0, OPP_ALGO_TF32X3);
+    d.k_row_stride = ((int64_t)1 << 39);
+    assert_string_equal(query(&d, 90), "tf32x3_f32_d64");
+    d.k_row_stride = 2 * 64 + 4;
+    assert_string_equal(query(&d, 90), "tf32x3_f32_d64");
+    opp_attention24_desc_t a = padded_desc(OPP_DTYPE_F32, 48, OPP_ALGO_TF32X3);
+    const char *name = "x";
+    assert_opp_ok(opp_attention24_kernel_query(&a, 90, &name));
+    assert_string_equal(name, "tf32x3_f32_d64");
+    a.algo = OPP_ALGO_AUTO;
+    assert_opp_ok(opp_attention24_kernel_query(&a, 90, &name));
+    assert_string_equal(name, "ffma_f32_d64");
+}
+
+static void test_tf32x3_reasons(void **state) {
+    (void)state;
+    const char *name = "x";
+    /* f16 / bf16: dtype, at claim time too */
+    const opp_dtype_t dts[2] = {OPP_DTYPE_F16, OPP_DTYPE_BF16};
+    const char *const dt_msg[2] = {"no TF32X3 kernel for q_dtype = f16 (TF32X3 serves f32 only)",
+                                   "no TF32X3 kernel for q_dtype = bf16 (TF32X3 serves f32 only)"};
+    for (int k = 0; k < 2; ++k) {
+        opp_attention_desc_t d = packed_desc(dts[k], 64, 0, OPP_ALGO_TF32X3);
+        assert_opp_status(opp_attention_kernel_query(&d, 90, &name), OPP_STATUS_NOT_SUPPORTED_DTYPE,
+                          dt_msg[k]);
+        assert_null(name);
+        assert_opp_status(opp_attention_claim_check(&d), OPP_STATUS_NOT_SUPPORTED_DTYPE, dt_msg[k]);
+        opp_attention24_desc_t a = padded_desc(dts[k], 64, OPP_ALGO_TF32X3);
+        assert_opp_status(opp_attention24_kernel_query(&a, 90, &name),
+                          OPP_STATUS_NOT_SUPPORTED_DTYPE, dt_msg[k]);
+    }
+    /* head sizes above 64 (D or Dv), then alignment */
+    opp_attention_desc_t d = packed_desc(OPP_DTYPE_F32, 128, 0, OPP_ALGO_TF32X3);
+    assert_opp_status(opp_attention_kernel_query(&d, 90, &name), OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                      "no TF32X3 kernel for head_size = 128, v_head_size = 128 (TF32X3 serves "
+                      "head sizes up to 64)");
+    assert_opp_status(opp_attention_claim_check(&d), OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                      "TF32X3 serves head sizes up to 64");
+    d = packed_desc(OPP_DTYPE_F32, 64, 68, OPP_ALGO_TF32X3);
+    assert_opp_status(opp_attention_kernel_query(&d, 90, &name), OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                      "v_head_size = 68 (TF32X3 serves");
+    d = packed_desc(OPP_DTYPE_F32, 62, 0, OPP_ALGO_TF32X3);
+    assert_opp_status(opp_attention_kernel_query(&d, 90, &name), OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                      "no TF32X3 kernel for head_size = 62, v_head_size = 62: TF32X3 needs "
+                      "multiples of 4");
+    d = packed_desc(OPP_DTYPE_F32, 64, 30, OPP_ALGO_TF32X3);
+    assert_opp_status(opp_attention_claim_check(&d), OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                      "TF32X3 needs multiples of 4");
+    d.algo = OPP_ALGO_AUTO; /* AUTO: quietly EXACT */
+    assert_string_equal(query(&d, 90), "exact_f32_d128_bm64");
+    /* row strides: multiples of 4 elements (descriptor level) */
+    d = packed_desc(OPP_DTYPE_F32, 64, 0, OPP_ALGO_TF32X3);
+    d.q_row_stride = 8 * 64 + 2;
+    assert_opp_status(opp_attention_kernel_query(&d, 90, &name), OPP_STATUS_NOT_SUPPORTED_FEATURE,
+                      "no TF32X3 kernel for these strides: TF32X3 needs every row stride to be a "
+                      "multiple of 4 elements (q 514");
+    assert_opp_status(opp_attention_desc_check(&d), OPP_STATUS_NOT_SUPPORTED_FEATURE, "q 514");
+    /* every GPU but 9.0: the architecture, before 8.0 too */
+    const int32_t sms[6] = {80, 86, 89, 100, 120, 75};
+    char want[160];
+    for (int k = 0; k < 6; ++k) {
+        d = packed_desc(OPP_DTYPE_F32, 64, 0, OPP_ALGO_TF32X3);
+        snprintf(want, sizeof(want),
+                 "no TF32X3 kernel for compute capability %d.%d: TF32X3 needs compute "
+                 "capability 9.0",
+                 (int)sms[k] / 10, (int)sms[k] % 10);
+        assert_opp_status(opp_attention_kernel_query(&d, sms[k], &name),
+                          OPP_STATUS_NOT_SUPPORTED_ARCH, want);
+        assert_null(name);
+        opp_attention24_desc_t a = padded_desc(OPP_DTYPE_F32, 32, OPP_ALGO_TF32X3);
+        assert_opp_status(opp_attention24_kernel_query(&a, sms[k], &name),
+                          OPP_STATUS_NOT_SUPPORTED_ARCH, want);
+        d.algo = OPP_ALGO_AUTO; /* never TF32X3, whatever the GPU */
+        if (sms[k] >= 80) {
+            assert_true(strncmp(query(&d, sms[k]), "ffma_f32_", 9) == 0);
+        }
+    }
+    /* a head-size reason wins over the architecture */
+    d = packed_desc(OPP_DTYPE_F32, 96, 0, OPP_ALGO_TF32X3);
+    assert_opp_status(opp_attention_kernel_query(&d, 80, &name), OPP_STATUS_NOT_SUPPORTED_HEAD_SIZE,
+                      "TF32X3 serves head sizes up to 64");
+}
+
 /* AUTO resolves to a row of some family on every supported architecture
  * and records no error on the way (a FAST miss is not an error). */
 static void test_auto_resolves_quietly(void **state) {
@@ -304,6 +421,8 @@ int main(void) {
         cmocka_unit_test(test_fast_rows_and_auto),
         cmocka_unit_test(test_query_reasons),
         cmocka_unit_test(test_query_99kb_gets_bn64_tiles),
+        cmocka_unit_test(test_tf32x3_rows),
+        cmocka_unit_test(test_tf32x3_reasons),
         cmocka_unit_test(test_auto_resolves_quietly),
         cmocka_unit_test(test_run_without_device_is_no_device),
     };

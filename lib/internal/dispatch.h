@@ -30,11 +30,11 @@ typedef enum opp__kernel_id {
 /* One row of the table (kernels/kernel_list.h explains the fields). */
 typedef struct opp__kernel_row {
     opp__kernel_id_t id;
-    opp_algo_t algo; /* EXACT or FAST */
+    opp_algo_t algo; /* EXACT, FAST or TF32X3 */
     opp_dtype_t dtype;
     int32_t dmax;  /* serves D, Dv <= dmax */
     int32_t align; /* D, Dv and strides: multiples of align elements */
-    int32_t sm;    /* 80: any GPU from 8.0 whose shared memory fits; 90: 9.0 only, G <= bm */
+    int32_t sm;    /* 80: any GPU from 8.0 whose shared memory fits; 90: 9.0 only */
     int32_t bm, bn, threads;
     size_t smem_bytes;
     const char *name;
@@ -53,10 +53,13 @@ size_t opp__arch_smem_limit(int32_t sm);
  * The kernel that runs problem p (or, with p->batch == 0, only its
  * claim-time attributes) on compute capability sm; sm == 0 means "on some
  * architecture the library supports" (claim time). AUTO tries FAST rows,
- * then EXACT rows. A row fits when algo and dtype match, D and Dv are <=
- * its DMAX, D, Dv and (for a full problem) every stride are multiples of its
- * ALIGN, its shared memory fits sm, and an SM 90 row (sm_90a code) also
- * needs sm == 90 (or 0) and G <= its BM. The first fitting row wins.
+ * then EXACT rows (never TF32X3 rows); EXACT, FAST and TF32X3 take only
+ * their own family's rows. A row fits when algo and dtype match, D and Dv
+ * are <= its DMAX, D, Dv and (for a full problem) every stride are
+ * multiples of its ALIGN, its shared memory fits sm, and an SM 90 row
+ * (sm_90a code) also needs sm == 90 (or 0); an SM 90 FAST row (the Hopper
+ * kernel, TMA loads) also needs G <= its BM and strides a TMA tensor map
+ * holds, else the family's next rows serve. The first fitting row wins.
  * @return : SUCCESS with *row set, or NOT_SUPPORTED_ALGO / _DTYPE /
  *           _HEAD_SIZE / _FEATURE / _ARCH with the reason a runtime would
  *           log (which field and value, what the library offers). */

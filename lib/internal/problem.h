@@ -51,7 +51,7 @@ typedef struct opp__claim_fields {
 
 /* Claim-time facts with every default applied. */
 typedef struct opp__attrs {
-    opp_algo_t algo;    /* as requested: EXACT, FAST or AUTO */
+    opp_algo_t algo;    /* as requested: EXACT, FAST, AUTO or TF32X3 */
     opp_dtype_t dtype;  /* of Q, K, V and out (checked equal) */
     int32_t hq, hkv, g; /* g = hq / hkv */
     int32_t d, dv;
