@@ -75,8 +75,12 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     sequence sees key j iff j <= i + L_k - L_q; FlashAttention's rule).
     softcap: 0 is off, else scores become softcap * tanh(score / softcap).
     algo: "auto" (FAST where a tensor-core kernel serves the call, else
-    EXACT), "fast", or "exact" (double accumulation, bit-identical to the CPU
-    reference). out: optional [total_q, Hq, Dv] array to write.
+    EXACT), "fast", "exact" (double accumulation, bit-identical to the CPU
+    reference), or "tf32x3" (opt-in, never chosen by "auto": float32 only,
+    compute capability 9.0 only, D and Dv <= 64 and multiples of 4; each
+    product as three tf32 tensor-core products, fp32 accumulation; not
+    bit-identical to "exact" or "fast", but batch-invariant as "fast" is).
+    out: optional [total_q, Hq, Dv] array to write.
     workspace: optional caller-owned device buffer (bytes:
     oppacked.workspace_size(desc)); by default the framework allocates it.
     validate: copy cu_seqlens to the host (this synchronizes) and check them

@@ -30,7 +30,7 @@ def _i32(name, value, status):
 def _algo(algo):
     a = _lib.ALGOS.get(str(algo).lower()) if isinstance(algo, str) else None
     if a is None:
-        _lib.fail(_lib.BAD_PARAM_ALGO, f"algo = {algo!r}; use 'auto', 'fast' or 'exact'")
+        _lib.fail(_lib.BAD_PARAM_ALGO, f"algo = {algo!r}; use 'auto', 'fast', 'exact' or 'tf32x3'")
     return a
 
 

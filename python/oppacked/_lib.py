@@ -67,7 +67,8 @@ DTYPE_F16 = 10
 DTYPE_F64 = 11
 DTYPE_BF16 = 16
 
-ALGOS = {"exact": 0, "fast": 1, "auto": 2}
+# opp_algo_t (lib/oppacked.h); "tf32x3" is opt-in: "auto" never takes it.
+ALGOS = {"exact": 0, "fast": 1, "auto": 2, "tf32x3": 3}
 
 # --- the descriptor structs (lib/oppacked.h; tests/test_layout.py compares
 # their sizes and offsets with the C compiler's)

@@ -83,6 +83,8 @@ def test_desc_check_accepts_valid_desc(lib_loaded):
     (dict(k_dtype=10), "BAD_PARAM_DTYPE_MISMATCH", None),
     (dict(max_seqlen_q=-1), "BAD_PARAM_MAX_SEQLEN", None),
     (dict(algo=7), "BAD_PARAM_ALGO", None),
+    (dict(algo=4), "BAD_PARAM_ALGO", "OPP_ALGO_TF32X3 (3)"),
+    (dict(algo=3), "NOT_SUPPORTED_DTYPE", "TF32X3 serves f32 only"),
 ])
 def test_desc_check_rejects_bad_field(lib_loaded, fields, status, match):
     # opp_attention_desc_check refuses each bad field with its status and message.
@@ -94,6 +96,24 @@ def test_claim_check_rejects_fast_f32_odd_head_size(lib_loaded):
     # and the message says so.
     d = good_desc(q_dtype=1, k_dtype=1, v_dtype=1, out_dtype=1, algo=1, head_size=126)
     raises("NOT_SUPPORTED_HEAD_SIZE", oppacked.claim_check, d, match="multiples of 4")
+
+
+def test_tf32x3_is_an_opt_in_algo(lib_loaded):
+    # algo 3 (TF32X3): f32, D <= 64 (multiples of 4): accepted at claim time
+    # (some GPU runs it), named on sm_90, NOT_SUPPORTED_ARCH elsewhere; AUTO
+    # keeps the FFMA row.
+    f32 = dict(q_dtype=1, k_dtype=1, v_dtype=1, out_dtype=1, head_size=64)
+    d = good_desc(algo=oppacked._lib.ALGOS["tf32x3"], **f32)
+    oppacked.claim_check(d)
+    oppacked.desc_check(d)
+    assert oppacked.kernel_query(d, 90) == "tf32x3_f32_d64"
+    assert oppacked.workspace_size(d) == oppacked.workspace_size(good_desc(algo=2, **f32))
+    for sm in (80, 86, 89, 100):
+        raises("NOT_SUPPORTED_ARCH", oppacked.kernel_query, d, sm,
+               match="TF32X3 needs compute capability 9.0")
+    assert oppacked.kernel_query(good_desc(algo=2, **f32), 90).startswith("ffma_f32_")
+    raises("NOT_SUPPORTED_HEAD_SIZE", oppacked.claim_check,
+           good_desc(algo=3, **dict(f32, head_size=128)), match="up to 64")
 
 
 @pytest.mark.parametrize("cu_q,cu_kv,status,match", [
@@ -148,6 +168,9 @@ def test_attention24_desc_check_rejects_bad_rank(lib_loaded):
     (dict(softcap=math.nan), "BAD_PARAM_SOFTCAP", None),
     (dict(causal=2), "BAD_PARAM_IS_CAUSAL", None),
     (dict(algo="turbo"), "BAD_PARAM_ALGO", "turbo"),
+    (dict(algo="tf32x3"), "NOT_SUPPORTED_DTYPE", "TF32X3 serves f32 only"),
+    (dict(q=F((700, 32, 128), "<f4"), k=F((700, 8, 128), "<f4"), v=F((700, 8, 128), "<f4"),
+          out=F((700, 32, 128), "<f4"), algo="TF32X3"), "NOT_SUPPORTED_HEAD_SIZE", "up to 64"),
     (dict(q=F((700, 32, 126), "<f4"), k=F((700, 8, 126), "<f4"), v=F((700, 8, 126), "<f4"),
           out=F((700, 32, 126), "<f4"), algo="fast"), "NOT_SUPPORTED_HEAD_SIZE",
      "multiples of 4"),

@@ -13,6 +13,9 @@
     float64 reference, zero rows and -inf LSE for queries that see no key;
   * packed == Attention-24 4D == Attention-24 3D, bit for bit, output and LSE,
     for EXACT (every dtype) and FAST (f16, bf16), with NaN in the padding;
+  * TF32X3 (opt-in, f32, sm_90 only): error at most 10x the FFMA kernel's,
+    a sequence alone and both padded layouts bit-identical to the batch,
+    AUTO unchanged; NOT_SUPPORTED_ARCH on other GPUs;
   * strided q/k/v (slices of one qkv tensor) and a strided out= bit-identical
     to contiguous ones; CuPy-free __cuda_array_interface__ and DLPack
     wrappers bit-identical to torch tensors;
@@ -269,6 +272,49 @@ def test_fast_sequence_alone_equals_batch_bitwise(dtype, d):
     assert bool((out[:2] == 0).all())
     assert bool(torch.isinf(lse[:, :2]).all()) and bool((lse[:, :2] < 0).all())
     assert bool(torch.isfinite(out).all())
+
+
+@pytest.mark.parametrize("causal,softcap", [(False, 0.0), (True, 0.0), (True, 5.0)])
+def test_tf32x3_opt_in(causal, softcap):
+    # algo="tf32x3" (opt-in; f32, D <= 64, compute capability 9.0 only): its error
+    # vs float64 is at most 10x the FFMA kernel's ("fast") on the same inputs (issue
+    # 11), a sequence alone and the Attention-24 4D / 3D layouts give its bits in the
+    # batch, and AUTO stays the FFMA kernel. Elsewhere: NOT_SUPPORTED_ARCH.
+    b = Batch([5, 64, 40, 3, 1, 200], [3, 80, 40, 130, 1, 260], hq=8, hkv=2, d=64, dv=32,
+              dtype="f32", seed=40)
+    kw = dict(causal=causal, softcap=softcap, return_lse=True)
+    if torch.cuda.get_device_capability() != (9, 0):
+        with pytest.raises(oppacked.OppError) as info:
+            b.run(algo="tf32x3", **kw)
+        assert info.value.name == "NOT_SUPPORTED_ARCH", str(info.value)
+        assert "TF32X3 needs compute capability 9.0" in info.value.message
+        return
+    out, lse = b.run(algo="tf32x3", **kw)
+    fast, _ = b.run(algo="fast", **kw)
+    assert _bits_equal(b.run(algo="auto", **kw)[0], fast)
+    ref, ref_lse = b.reference(causal=causal, softcap=softcap)
+    (t_max, t_rms), (f_max, f_rms) = _err(out, ref), _err(fast, ref)
+    print(f"tf32x3 max {t_max:.3e} rms {t_rms:.3e}; ffma max {f_max:.3e} rms {f_rms:.3e}")
+    assert t_max <= 10.0 * f_max and t_rms <= 10.0 * f_rms, (t_max, f_max, t_rms, f_rms)
+    none = torch.isinf(ref_lse)
+    assert bool(torch.isinf(lse[none]).all()) and bool((out.transpose(0, 1)[none] == 0).all())
+    torch.testing.assert_close(lse[~none].double(), ref_lse[~none], atol=1e-4, rtol=1e-5)
+    cq, ck = b.cu_q.tolist(), b.cu_k.tolist()
+    for i in range(len(b.lq)):
+        cu_q = torch.tensor([0, b.lq[i]], dtype=torch.int32, device="cuda")
+        cu_k = torch.tensor([0, b.lk[i]], dtype=torch.int32, device="cuda")
+        alone, alone_lse = oppacked.varlen_attention(
+            b.q[cq[i]:cq[i + 1]], b.k[ck[i]:ck[i + 1]], b.v[ck[i]:ck[i + 1]], cu_q, cu_k,
+            b.lq[i], b.lk[i], algo="tf32x3", **kw)
+        assert _bits_equal(alone, out[cq[i]:cq[i + 1]]), i
+        assert _bits_equal(alone_lse, lse[:, cq[i]:cq[i + 1]]), i
+    for rank in (4, 3):
+        q, k, v, nonpad = b.padded(rank)
+        heads = dict(q_num_heads=b.hq, kv_num_heads=b.hkv) if rank == 3 else {}
+        y, lse24 = oppacked.attention24(q, k, v, nonpad, is_causal=causal, softcap=softcap,
+                                        return_lse=True, algo="tf32x3", **heads)
+        y_out, y_lse = b.unpad(y, lse24, rank)
+        assert _bits_equal(out, y_out) and _bits_equal(lse, y_lse), rank
 
 
 # --- one logical batch, three layouts
