@@ -55,7 +55,7 @@ void bench_check_unchanged(const void *dev, const void *host, size_t bytes, benc
 opp_status_t bench_query_kernel(const opp_attention_desc_t *desc, opp_algo_t algo,
                                 bench_result_t *r);
 
-// --- FAST beside an uploaded packed batch (bench/fast_gpu.c)
+// --- FAST (or TF32X3) beside an uploaded packed batch (bench/fast_gpu.c)
 
 typedef struct bench_fast {
     opp_hgpu_packed_t dev;       /* the batch's q, k, v, cu_seqlens; FAST's own out, workspace */
@@ -65,12 +65,13 @@ typedef struct bench_fast {
 } bench_fast_t;
 
 /*! bench_fast_setup() :
- * Queries FAST for the packed batch's descriptor desc (r: kernel, or
- * not supported). When it serves, allocates FAST's output (NaN-poisoned)
- * and workspace beside packed's inputs and sets up the call.
- * @return : 1 when FAST serves desc (free with bench_fast_free), else 0. */
-int bench_fast_setup(const opp_attention_desc_t *desc, const opp_hgpu_packed_t *packed,
-                     bench_fast_t *f, bench_result_t *r);
+ * Queries algo (OPP_ALGO_FAST, or OPP_ALGO_TF32X3 for oppbench's tf32x3
+ * row) for the packed batch's descriptor desc (r: kernel, or not
+ * supported). When it serves, allocates its output (NaN-poisoned) and
+ * workspace beside packed's inputs and sets up the call.
+ * @return : 1 when algo serves desc (free with bench_fast_free), else 0. */
+int bench_fast_setup(const opp_attention_desc_t *desc, opp_algo_t algo,
+                     const opp_hgpu_packed_t *packed, bench_fast_t *f, bench_result_t *r);
 
 /*! bench_fast_first_run() :
  * The validation run: FAST once (timed), its device status, and its output

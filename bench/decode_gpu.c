@@ -312,7 +312,7 @@ int bench_gpu_decode_run(const bench_opts_t *o, const opp_workload_t *w, bench_r
     float *lse_dev = opp_hgpu_alloc(sizeof(float) * (size_t)B * w->heads);
     float *lse = bench_host_alloc(sizeof(float) * (size_t)B * w->heads);
     bench_fast_t f;
-    if (!bench_fast_setup(&desc, &packed, &f, r)) { /* synchronizes */
+    if (!bench_fast_setup(&desc, OPP_ALGO_FAST, &packed, &f, r)) { /* synchronizes */
         printf("  %s\n", r->validation);
     } else {
         f.call.lse = lse_dev;

@@ -1,8 +1,9 @@
 /*
- * fast_gpu.c - the FAST kernel (OPP_ALGO_FAST) beside an uploaded packed
- * batch, for oppbench's workloads and sweep (see bench_gpu.h): it reads the
- * batch's q, k, v and cu_seqlens and writes its own NaN-poisoned output
- * [total_q, Hq, Dv] with its own workspace, so the EXACT output stays.
+ * fast_gpu.c - an approximate kernel (OPP_ALGO_FAST, or the opt-in
+ * OPP_ALGO_TF32X3) beside an uploaded packed batch, for oppbench's
+ * workloads and sweep (see bench_gpu.h): it reads the batch's q, k, v and
+ * cu_seqlens and writes its own NaN-poisoned output [total_q, Hq, Dv] with
+ * its own workspace, so the EXACT output stays.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +14,25 @@
 #include "harness/gpu_buffer.h"
 #include "harness/gpu_status.h"
 
-int bench_fast_setup(const opp_attention_desc_t *desc, const opp_hgpu_packed_t *packed,
-                     bench_fast_t *f, bench_result_t *r) {
+/* "<impl> <what>" for r's failure messages. */
+static const char *what_of(const bench_result_t *r, const char *what, char *buf, size_t size) {
+    snprintf(buf, size, "%s %s", r->impl, what);
+    return buf;
+}
+
+int bench_fast_setup(const opp_attention_desc_t *desc, opp_algo_t algo,
+                     const opp_hgpu_packed_t *packed, bench_fast_t *f, bench_result_t *r) {
+    char what[64];
     memset(f, 0, sizeof(*f));
-    if (bench_query_kernel(desc, OPP_ALGO_FAST, r) != OPP_STATUS_SUCCESS) {
+    if (bench_query_kernel(desc, algo, r) != OPP_STATUS_SUCCESS) {
         return 0;
     }
     f->call.desc = *desc;
-    f->call.desc.algo = OPP_ALGO_FAST;
+    f->call.desc.algo = algo;
     size_t ws_bytes = 0;
     const opp_status_t st = opp_packed_attention_workspace_size(&f->call.desc, &ws_bytes);
     if (st != OPP_STATUS_SUCCESS) {
-        bench_fail_row(r, "fast workspace size", st);
+        bench_fail_row(r, what_of(r, "workspace size", what, sizeof what), st);
         return 0;
     }
     f->dev = (opp_hgpu_packed_t){.q = packed->q,
@@ -46,14 +54,15 @@ int bench_fast_setup(const opp_attention_desc_t *desc, const opp_hgpu_packed_t *
 }
 
 opp_status_t bench_fast_first_run(bench_fast_t *f, bench_result_t *r) {
+    char what[64];
     opp_status_t st = bench_timed_run(opp_hgpu_packed_run, &f->call, &f->first_ms);
     if (st != OPP_STATUS_SUCCESS) {
-        bench_fail_row(r, "fast kernel run", st);
+        bench_fail_row(r, what_of(r, "kernel run", what, sizeof what), st);
         return st;
     }
     st = opp_attention_device_status(f->dev.workspace, f->dev.workspace_bytes, f->call.stream);
     if (st != OPP_STATUS_SUCCESS) {
-        bench_fail_row(r, "fast kernel device status", st);
+        bench_fail_row(r, what_of(r, "kernel device status", what, sizeof what), st);
         return st;
     }
     f->h_out = bench_host_alloc(f->dev.out_bytes);

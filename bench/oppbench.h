@@ -63,8 +63,8 @@ void bench_gpu_shutdown(void);
 
 /* Builds, validates and times workload w (number index in its file; the
  * --dump folder name); fills res[BENCH_IMPL_*]. Returns 0 when exact and
- * cublas validated and FAST validated or has no kernel, else 1. Exits on a
- * CUDA error. */
+ * cublas validated and FAST (and TF32X3, when --impl names it) validated or
+ * has no kernel, else 1. Exits on a CUDA error. */
 int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
                   bench_result_t res[BENCH_IMPLS]);
 

@@ -9,6 +9,10 @@
  *   fast    OPP_ALGO_FAST where a FAST kernel serves the workload on this
  *           device: no NaN/inf, max |fast - exact| within the bound of
  *           bench/accuracy.h; max abs and RMS error reported
+ *   tf32x3  (only when --impl names it) OPP_ALGO_TF32X3, where it serves the
+ *           workload on this device (f32, D <= 64, sm_90): checked exactly
+ *           as fast, its max abs and RMS error reported and, beside FAST's,
+ *           as multiples of FAST's (the issue 11 criterion: at most 10x)
  * then (--dump) write the tensors for bench/fa2_accuracy.py, then time each
  * implementation of --impl with CUDA events (bench/gpu_common.c), and check
  * that every output still equals its validated copy (determinism).
@@ -97,7 +101,7 @@ static int validate_cpu(const opp_lb_t *lb, const opp_attention_desc_t *desc, co
     return ok;
 }
 
-/* FAST's first run vs the validated exact output. */
+/* FAST's (or TF32X3's) first run vs the validated exact output. */
 static void validate_fast(const void *h_exact, int exact_ok, size_t n, opp_dtype_t dt,
                           bench_fast_t *f, bench_result_t *r) {
     if (bench_fast_first_run(f, r) != OPP_STATUS_SUCCESS) {
@@ -111,17 +115,28 @@ static void validate_fast(const void *h_exact, int exact_ok, size_t n, opp_dtype
     bench_fast_grade(f->h_out, h_exact, n, dt, r);
 }
 
+/* Appends to TF32X3's validation its errors as multiples of FAST's on the
+ * same inputs ("; vs fast: max_abs x1.9 rms x2.3"), when both have them. */
+static void compare_with_fast(const bench_result_t *rf, bench_result_t *rt) {
+    if (!rt->has_err || !rf->has_err || rf->max_abs_err <= 0.0 || rf->rms_err <= 0.0) {
+        return;
+    }
+    const size_t k = strlen(rt->validation);
+    snprintf(rt->validation + k, sizeof rt->validation - k, "; vs fast: max_abs x%.3g rms x%.3g",
+             rt->max_abs_err / rf->max_abs_err, rt->rms_err / rf->rms_err);
+}
+
 // --- one workload
 
 /* The device side of one workload: the batch packed and padded, the
- * reference's workspace, FAST's buffers. */
+ * reference's workspace, FAST's and TF32X3's buffers. */
 typedef struct run {
     opp_hgpu_packed_t packed;
     opp_ref_attention24_tensors_t padded;
     opp_hgpu_packed_call_t exact;
     opp_hgpu_ref_call_t cublas;
-    bench_fast_t fast;
-    int has_fast;
+    bench_fast_t fast, tf32x3;
+    int has_fast, has_tf32x3;
 } run_t;
 
 int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
@@ -130,7 +145,7 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
         bench_result_init(&res[k], w, k);
     }
     bench_result_t *re = &res[BENCH_IMPL_EXACT], *rf = &res[BENCH_IMPL_FAST],
-                   *rc = &res[BENCH_IMPL_CUBLAS];
+                   *rc = &res[BENCH_IMPL_CUBLAS], *rt = &res[BENCH_IMPL_TF32X3];
     opp_lb_t lb;
     const double t0 = bench_wall_ms();
     if (opp_lb_from_lengths(&lb, w->dtype, w->batch, w->lq, w->lkv, w->heads, w->kv_heads,
@@ -182,7 +197,10 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
     opp_hgpu_a24_upload(&pad.desc, &host_padded, OPP_HGPU_POISON_NAN, &g.padded); /* y: NaN */
     g.cublas = (opp_hgpu_ref_call_t){bench_gpu_ref(),        &pad.desc, &g.padded,
                                      opp_hgpu_alloc(ws_ref), ws_ref,    bench_gpu_stream()};
-    g.has_fast = bench_fast_setup(&desc, &g.packed, &g.fast, rf);
+    g.has_fast = bench_fast_setup(&desc, OPP_ALGO_FAST, &g.packed, &g.fast, rf);
+    if (o->impl[BENCH_IMPL_TF32X3]) { /* opt-in: only when --impl names it */
+        g.has_tf32x3 = bench_fast_setup(&desc, OPP_ALGO_TF32X3, &g.packed, &g.tf32x3, rt);
+    }
     printf("  kernels: exact %s, fast %s; workspace: exact %zu, fast %zu, cublas %zu bytes "
            "(%.1f MiB)\n",
            re->kernel, g.has_fast ? rf->kernel : "-", re->workspace_bytes, rf->workspace_bytes,
@@ -225,6 +243,14 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
     } else {
         printf("  %s\n", rf->validation);
     }
+    if (g.has_tf32x3) {
+        validate_fast(h_exact, re->validated, n_out, lb.dtype, &g.tf32x3, rt);
+        compare_with_fast(rf, rt);
+        printf("  tf32x3 (%s, first run %.3f ms, workspace %zu bytes): %s\n", rt->kernel,
+               g.tf32x3.first_ms, rt->workspace_bytes, rt->validation);
+    } else if (o->impl[BENCH_IMPL_TF32X3]) {
+        printf("  %s\n", rt->validation);
+    }
     fflush(stdout);
 
     if (o->dump_dir != NULL) {
@@ -247,9 +273,10 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
     }
 
     /* Time what was asked for and validated; then the output must not have changed. */
-    opp_hgpu_run_fn fns[BENCH_IMPLS] = {opp_hgpu_packed_run, opp_hgpu_packed_run, opp_hgpu_ref_run};
-    void *jobs[BENCH_IMPLS] = {&g.exact, &g.fast.call, &g.cublas};
-    const double first[BENCH_IMPLS] = {ms_exact, g.fast.first_ms, ms_ref};
+    opp_hgpu_run_fn fns[BENCH_IMPLS] = {opp_hgpu_packed_run, opp_hgpu_packed_run, opp_hgpu_ref_run,
+                                        opp_hgpu_packed_run};
+    void *jobs[BENCH_IMPLS] = {&g.exact, &g.fast.call, &g.cublas, &g.tf32x3.call};
+    const double first[BENCH_IMPLS] = {ms_exact, g.fast.first_ms, ms_ref, g.tf32x3.first_ms};
     for (int k = 0; k < BENCH_IMPLS; ++k) {
         if (o->impl[k] && res[k].validated) {
             bench_time_impl(o, fns[k], jobs[k], first[k], &res[k]);
@@ -260,6 +287,9 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
     }
     if (o->impl[BENCH_IMPL_FAST] && g.has_fast) {
         bench_check_unchanged(g.fast.dev.out, g.fast.h_out, n_out * es, rf);
+    }
+    if (g.has_tf32x3) {
+        bench_check_unchanged(g.tf32x3.dev.out, g.tf32x3.h_out, n_out * es, rt);
     }
     if (o->impl[BENCH_IMPL_CUBLAS] && rc->validated) {
         void *again = bench_host_alloc(n_out * es);
@@ -274,6 +304,7 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
     }
 
     bench_fast_free(&g.fast); /* nothing to free when FAST does not serve */
+    bench_fast_free(&g.tf32x3);
     OPP_HGPU_CHECK(opp_hgpu_packed_free(&g.packed));
     OPP_HGPU_CHECK(opp_hgpu_a24_free(&g.padded));
     OPP_HGPU_CHECK(opp_hgpu_free(g.cublas.workspace));
@@ -282,5 +313,7 @@ int bench_gpu_run(const bench_opts_t *o, const opp_workload_t *w, int index,
     free(h_y);
     opp_lb_padded_free(&pad);
     opp_lb_free(&lb);
-    return (re->validated && rc->validated && (rf->validated || !rf->supported)) ? 0 : 1;
+    const int tf32x3_ok = !o->impl[BENCH_IMPL_TF32X3] || rt->validated || !rt->supported;
+    return (re->validated && rc->validated && (rf->validated || !rf->supported) && tf32x3_ok) ? 0
+                                                                                              : 1;
 }

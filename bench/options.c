@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const impl_names[BENCH_IMPLS] = {"exact", "fast", "cublas"};
+static const char *const impl_names[BENCH_IMPLS] = {"exact", "fast", "cublas", "tf32x3"};
 
 const char *bench_impl_name(int impl) {
     return impl >= 0 && impl < BENCH_IMPLS ? impl_names[impl] : "?";
@@ -19,7 +19,7 @@ void bench_opts_default(bench_opts_t *o) {
     o->reps = 20;
     o->warmup = 3;
     for (int i = 0; i < BENCH_IMPLS; ++i) {
-        o->impl[i] = 1;
+        o->impl[i] = i != BENCH_IMPL_TF32X3; /* opt-in: only when --impl names it */
     }
     o->max_seconds = 60.0;
     o->seed = 1;
@@ -33,9 +33,11 @@ void bench_usage(FILE *f) {
             "  --workloads PATH          workload file (default: $OPP_WORKLOADS, else\n"
             "                            ../shared/bench/workloads.json from the repo root)\n"
             "  --only NAME[,NAME...]     run only these workloads (or sweep cases)\n"
-            "  --impl exact,fast,cublas  implementations to time (default all three);\n"
-            "                            validation always runs exact and cublas, and fast\n"
-            "                            where a FAST kernel serves the workload\n"
+            "  --impl exact,fast,cublas  implementations to time (default all three; also\n"
+            "                            tf32x3: the opt-in OPP_ALGO_TF32X3 kernel, f32 on\n"
+            "                            sm_90); validation always runs exact and cublas,\n"
+            "                            fast where a FAST kernel serves the workload, and\n"
+            "                            tf32x3 (against exact, as fast) when named\n"
             "  --reps N                  timed runs per implementation (default 20)\n"
             "  --warmup N                untimed warm-up runs (default 3)\n"
             "  --max-seconds-per-impl S  a run longer than S seconds is reported as a single\n"
@@ -95,7 +97,7 @@ static int parse_num(const char *s, double lo, double hi, double *out) {
     return 0;
 }
 
-/* "exact,fast": each known name once, no empty item. */
+/* "exact,fast,tf32x3": each known name once, no empty item. */
 static int parse_impls(const char *s, int impl[BENCH_IMPLS]) {
     for (int i = 0; i < BENCH_IMPLS; ++i) {
         impl[i] = 0;

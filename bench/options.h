@@ -11,10 +11,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The implementations oppbench can time, in the order of its rows. */
-enum { BENCH_IMPL_EXACT = 0, BENCH_IMPL_FAST = 1, BENCH_IMPL_CUBLAS = 2, BENCH_IMPLS = 3 };
+/* The implementations oppbench can time, in the order of its rows: EXACT,
+ * FAST, the cuBLAS reference, and the opt-in TF32X3 kernel (OPP_ALGO_TF32X3:
+ * f32 on compute capability 9.0; only when --impl names it). */
+enum {
+    BENCH_IMPL_EXACT = 0,
+    BENCH_IMPL_FAST = 1,
+    BENCH_IMPL_CUBLAS = 2,
+    BENCH_IMPL_TF32X3 = 3,
+    BENCH_IMPLS = 4
+};
 
-/* "exact", "fast", "cublas" for 0..2, "?" otherwise. */
+/* "exact", "fast", "cublas", "tf32x3" for 0..3, "?" otherwise. */
 const char *bench_impl_name(int impl);
 
 typedef struct bench_opts {
@@ -36,7 +44,7 @@ typedef struct bench_opts {
     int decode_check_seqs;        /* decode sweep: sequences per case checked against EXACT */
 } bench_opts_t;
 
-/* The defaults: 20 reps, 3 warm-ups, every implementation, 60 s per
+/* The defaults: 20 reps, 3 warm-ups, exact, fast and cublas, 60 s per
  * implementation, seed 1, sweep check up to 2500 GFLOP (all of it), 4
  * sequences per decode-sweep case checked against EXACT. */
 void bench_opts_default(bench_opts_t *o);
@@ -44,7 +52,7 @@ void bench_opts_default(bench_opts_t *o);
 /*! bench_parse_args() :
  * Parses argv[1..argc-1] into o (which holds the defaults). Options take
  * "--opt VALUE" or "--opt=VALUE"; --impl is a comma list of exact, fast,
- * cublas without repeats or empty items; --sweep and --decode-sweep each
+ * cublas, tf32x3 without repeats or empty items; --sweep and --decode-sweep each
  * exclude --impl, --dump, --dump-outputs, --workloads, --cpu-ref-max-gflop
  * and each other; --dump and --dump-outputs exclude each other;
  * --sweep-check-max-gflop needs --sweep, --decode-check-seqs --decode-sweep.

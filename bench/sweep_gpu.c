@@ -156,7 +156,7 @@ int bench_gpu_sweep_run(const bench_opts_t *o, const opp_workload_t *w, bench_re
     case_inputs(w, cu, &lb, &desc, &packed);
     const size_t n_out = opp_hgpu_out_elems(&lb);
     bench_fast_t f;
-    if (!bench_fast_setup(&desc, &packed, &f, r)) { /* synchronizes */
+    if (!bench_fast_setup(&desc, OPP_ALGO_FAST, &packed, &f, r)) { /* synchronizes */
         printf("  %s\n", r->validation);
     } else if (bench_fast_first_run(&f, r) == OPP_STATUS_SUCCESS) {
         const size_t bad = bench_count_nonfinite(f.h_out, n_out, lb.dtype);

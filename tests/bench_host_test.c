@@ -34,13 +34,21 @@ static int parse(bench_opts_t *o, char *err, const char *a1, const char *a2, con
     return bench_parse_args(argc, argv, o, err, 256);
 }
 
-/* The defaults time every implementation; --impl picks a subset in any order. */
+/* The defaults time exact, fast and cublas (tf32x3 is opt-in); --impl picks
+ * a subset in any order. */
 static void test_options_impl_lists_select_implementations(void **state) {
     (void)state;
     bench_opts_t o;
     char err[256];
     assert_int_equal(parse(&o, err, NULL, NULL, NULL), 0);
     assert_true(o.impl[BENCH_IMPL_EXACT] && o.impl[BENCH_IMPL_FAST] && o.impl[BENCH_IMPL_CUBLAS]);
+    assert_false(o.impl[BENCH_IMPL_TF32X3]);
+    assert_int_equal(parse(&o, err, "--impl", "fast,tf32x3", NULL), 0);
+    assert_true(!o.impl[BENCH_IMPL_EXACT] && o.impl[BENCH_IMPL_FAST] &&
+                !o.impl[BENCH_IMPL_CUBLAS] && o.impl[BENCH_IMPL_TF32X3]);
+    assert_string_equal(bench_impl_name(BENCH_IMPL_TF32X3), "tf32x3");
+    assert_int_equal(parse(&o, err, "--impl", "tf32x3,tf32x3", NULL), 2);
+    assert_int_equal(parse(&o, err, "--sweep", "--impl", "tf32x3"), 2);
     assert_int_equal(o.reps, 20);
     assert_int_equal(parse(&o, err, "--impl", "fast,cublas", NULL), 0);
     assert_true(!o.impl[BENCH_IMPL_EXACT] && o.impl[BENCH_IMPL_FAST] && o.impl[BENCH_IMPL_CUBLAS]);
