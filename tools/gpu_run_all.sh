@@ -80,9 +80,11 @@
 #                                               beside FA2 and cuDNN, and the sweep
 #                                               (needs matplotlib there; without it the
 #                                               chart is made here from the logs)
-#   bash stage/run_all.sh --oppcheck       + stage/oppcheck (default batch), then
-#                                            oppcheck --onnx-test on the conformance
-#                                            and golden cases (CPU, cuBLAS, exact)
+#   bash stage/run_all.sh --oppcheck       + stage/oppcheck (default batch; then an
+#                                            f32 D 64 batch: FFMA and, on sm_90, the
+#                                            opt-in TF32X3 kernel), then oppcheck
+#                                            --onnx-test on the conformance and golden
+#                                            cases (CPU, cuBLAS, exact, FAST, TF32X3)
 #   options: --no-tests (skip the test pass); --tests NAME[,NAME] (the test
 #   pass runs only these binaries, e.g. --tests edge31_gpu_test: the 2^31 edges,
 #   ~70 GiB of device memory, ~1 minute); for --bench: --no-anchors,
@@ -527,6 +529,12 @@ if [ $do_oppcheck -eq 1 ]; then
     with_timeout "$STAGE/oppcheck" 2>&1 | tee "$LOG/oppcheck.log"
     rc=${PIPESTATUS[0]}
     note "oppcheck: exit $rc"
+    [ "$rc" -eq 0 ] || status=1
+    # f32, D 64: the FFMA kernel and the opt-in TF32X3 kernel (sm_90 only;
+    # elsewhere oppcheck prints "TF32X3 path: not run: ..." and why)
+    with_timeout "$STAGE/oppcheck" --dtype f32 --head-size 64 2>&1 | tee -a "$LOG/oppcheck.log"
+    rc=${PIPESTATUS[0]}
+    note "oppcheck --dtype f32 --head-size 64: exit $rc"
     [ "$rc" -eq 0 ] || status=1
     with_timeout "$STAGE/oppcheck" --onnx-test "$OPP_ONNX_CONFORMANCE_DIR" "$OPP_GOLDEN_DIR" \
         >>"$LOG/oppcheck.log" 2>&1

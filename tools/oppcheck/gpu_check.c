@@ -5,7 +5,10 @@
  * Attention-24 reference (L3: vs the exact GPU output; f16/bf16 bit for bit,
  * f32 within 1 ulp); then, where a FAST kernel serves the batch, the FAST
  * path on the packed layout (its error against the exact GPU output) and on
- * the padded layouts (L4: bit-identical to the FAST packed output). Times are CUDA-event
+ * the padded layouts (L4: bit-identical to the FAST packed output); then the
+ * same for the opt-in TF32X3 kernel where it serves the batch (f32, D and
+ * Dv <= 64, compute capability 9.0; elsewhere one line says why not), with
+ * its error as a multiple of FAST's on the same batch. Times are CUDA-event
  * milliseconds of one run after a warm-up run. Uploads, poison, the runs and their timing are the
  * harness's (harness/gpu_*.h). Exits the process on a CUDA failure (a
  * tool, not the library).
@@ -69,8 +72,10 @@ static int run_layout(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison, 
     int rc = 0;
     char name[96];
     snprintf(name, sizeof(name), "%s (Attention-24 %dD, %s pad) vs packed",
-             algo == OPP_ALGO_FAST ? "FAST kernel" : "exact GPU kernel", (int)rank,
-             poison == OPP_LB_POISON_NAN ? "NaN" : "finite");
+             algo == OPP_ALGO_FAST     ? "FAST kernel"
+             : algo == OPP_ALGO_TF32X3 ? "TF32X3 kernel"
+                                       : "exact GPU kernel",
+             (int)rank, poison == OPP_LB_POISON_NAN ? "NaN" : "finite");
     oppcheck_row_t *row = oppcheck_table_add(t, name);
     opp_status_t st = opp_attention24_nonpad_workspace_size(&p.desc, &p.workspace_bytes);
     if (opp_hgpu_status_ok(st, "opp_attention24_nonpad_workspace_size")) {
@@ -119,15 +124,20 @@ static int run_layout(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison, 
     return rc;
 }
 
-/* The FAST path, where a FAST kernel serves the batch on this device: on the
+/* An approximate path - algo FAST, or the opt-in TF32X3 - where its kernel
+ * serves the batch on this device (else one line says why not): on the
  * packed layout (error vs the exact GPU output `exact`, no NaN), then on
- * the padded layouts (bit-identical to the FAST packed output). r: the
- * packed call of the exact run (its buffers are reused). */
+ * the padded layouts (bit-identical to its packed output). r: the packed
+ * call of the exact run (its buffers are reused). *err_row: its packed
+ * error row (NULL when it did not run). */
 static int run_fast(const opp_lb_t *lb, const oppcheck_opts_t *o, opp_hgpu_packed_call_t *r,
-                    const void *exact, oppcheck_table_t *t, cudaStream_t s) {
+                    const void *exact, oppcheck_table_t *t, cudaStream_t s, opp_algo_t algo,
+                    const oppcheck_row_t **err_row) {
     const size_t es = opp_dtype_size(lb->dtype);
     const size_t n = opp_hgpu_out_elems(lb);
-    r->desc.algo = OPP_ALGO_FAST;
+    const char *alg = algo == OPP_ALGO_TF32X3 ? "TF32X3" : "FAST";
+    *err_row = NULL;
+    r->desc.algo = algo;
     int32_t sm = 0;
     const char *kernel = NULL;
     char name[96];
@@ -136,17 +146,19 @@ static int run_fast(const opp_lb_t *lb, const oppcheck_opts_t *o, opp_hgpu_packe
         st = opp_attention_kernel_query(&r->desc, sm, &kernel);
     }
     if (st != OPP_STATUS_SUCCESS) {
-        printf("FAST path: not run: %s: %s\n", opp_status_name(st), opp_last_error_message());
+        printf("%s path: not run: %s: %s\n", alg, opp_status_name(st), opp_last_error_message());
         return 0;
     }
-    snprintf(name, sizeof(name), "FAST kernel %s (packed) vs exact GPU", kernel);
+    snprintf(name, sizeof(name), "%s kernel %s (packed) vs exact GPU", alg, kernel);
     oppcheck_row_t *row = oppcheck_table_add(t, name);
     opp_hgpu_poison(r->dev->out, n, lb->dtype, OPP_HGPU_POISON_ONES);
     row->ms = opp_hgpu_time_after_warmup(opp_hgpu_packed_run, r, s, &st);
-    if (!opp_hgpu_status_ok(st, "opp_packed_attention_fwd (FAST)")) {
+    snprintf(name, sizeof(name), "opp_packed_attention_fwd (%s)", alg);
+    if (!opp_hgpu_status_ok(st, name)) {
         row->ok = 0;
         return 2;
     }
+    *err_row = row;
     void *fast = malloc(n * es + 1);
     opp_hgpu_d2h(fast, r->dev->out, n * es);
     opp_cmp_error(fast, exact, n, lb->dtype, &row->err);
@@ -157,7 +169,7 @@ static int run_fast(const opp_lb_t *lb, const oppcheck_opts_t *o, opp_hgpu_packe
     for (int32_t rank = 4; rank >= 3; --rank) {
         for (int p = 0; p < 2; ++p) {
             if ((o->layouts & (rank == 4 ? 1 : 2)) && (o->poisons & (1 << p))) {
-                rc |= run_layout(lb, rank, (opp_lb_poison_t)p, OPP_ALGO_FAST, fast, t, NULL, s);
+                rc |= run_layout(lb, rank, (opp_lb_poison_t)p, algo, fast, t, NULL, s);
             }
         }
     }
@@ -200,7 +212,16 @@ int oppcheck_run_gpu(const opp_lb_t *lb, const oppcheck_opts_t *o, const void *c
             }
         }
         opp_ref_gpu_destroy(ref);
-        rc |= run_fast(lb, o, &r, gpu_packed, t, s);
+        const oppcheck_row_t *fast = NULL, *tf32x3 = NULL;
+        rc |= run_fast(lb, o, &r, gpu_packed, t, s, OPP_ALGO_FAST, &fast);
+        rc |= run_fast(lb, o, &r, gpu_packed, t, s, OPP_ALGO_TF32X3, &tf32x3);
+        if (fast != NULL && tf32x3 != NULL && fast->err.max_abs > 0.0 &&
+            opp_err_rms(&fast->err) > 0.0) {
+            printf("TF32X3 error as a multiple of FAST's on this batch: max abs x%.3g, rms x%.3g "
+                   "(issue 11: at most 10)\n",
+                   tf32x3->err.max_abs / fast->err.max_abs,
+                   opp_err_rms(&tf32x3->err) / opp_err_rms(&fast->err));
+        }
     } else {
         row->ok = 0;
         rc = 2;

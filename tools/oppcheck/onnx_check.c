@@ -18,10 +18,11 @@
  * was unreadable (2 wins over 1).
  *
  * GPU: when a CUDA device is present (and --cpu-only is not given) each case
- * also runs through the cuBLAS reference and, where it fits, the exact and
- * FAST kernels (onnx_gpu.c); a case then counts as bit-identical only if
- * every exact path was bit-identical and the FAST kernel's error (it is not
- * bit-exact by design) stayed within its bound.
+ * also runs through the cuBLAS reference and, where it fits, the exact,
+ * FAST and TF32X3 kernels (onnx_gpu.c); a case then counts as bit-identical
+ * only if every exact path was bit-identical and the FAST and TF32X3
+ * kernels' errors (they are not bit-exact by design) stayed within their
+ * bound.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +111,7 @@ int oppcheck_onnx_test(int n_dirs, char **dirs, int cpu_only) {
     }
     printf("oppcheck %s: ONNX cases through the CPU Attention-24 reference; GPU: %s%s\n",
            opp_version_string(), name,
-           gpu != NULL ? " - cuBLAS reference, exact and FAST kernels too" : "");
+           gpu != NULL ? " - cuBLAS reference, exact, FAST and TF32X3 kernels too" : "");
     /* Every DIR is listed first, so the progress lines know the total. */
     char ***paths = calloc((size_t)n_dirs, sizeof(char **));
     int *counts = calloc((size_t)n_dirs, sizeof(int));

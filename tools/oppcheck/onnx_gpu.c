@@ -22,12 +22,17 @@
  *                     no NaN; max abs within 2% of max |Y|) on the valid
  *                     query rows (a golden case's sidecar names them; its
  *                     padded query rows hold poison up to 1e30).
+ *   TF32X3 kernel     the same with the opt-in OPP_ALGO_TF32X3, where it
+ *                     serves the case on this device (f32, D and Dv <= 64,
+ *                     compute capability 9.0; else "not run" and why),
+ *                     compared as the FAST kernel.
  *
  * Output per case, after the CPU reference line:
  *   <case>: cuBLAS reference (0.4 ms): Y: bit-identical; vs CPU reference: bit-identical
  *   <case>: exact kernel (0.1 ms): Y vs CPU reference: bit-identical
  *   <case>: exact kernel: not run (attn_mask)
  *   <case>: FAST kernel (0.1 ms): Y vs CPU reference: max abs err 0.0009, rms 0.0002, 0 non-finite
+ *   <case>: TF32X3 kernel: not run (NOT_SUPPORTED_DTYPE: no TF32X3 kernel for q_dtype = f16 ...)
  * Device outputs start as all-ones bytes (NaN in every float dtype), so an
  * element a path does not write shows up. Uploads, poison, the runs and
  * their timing are the harness's (harness/gpu_*.h). A CUDA failure ends
@@ -195,11 +200,11 @@ static size_t keep_valid_rows(const char *path, const opp_ref_attention24_desc_t
 }
 
 /* Prints how Y of the kernel (algo) compares with the CPU reference's:
- * EXACT bit for bit, FAST by its error (no NaN, fp32-accumulation size).
- * @return : 0 agreed, 1 not. */
+ * EXACT bit for bit, FAST and TF32X3 by their error (no NaN,
+ * fp32-accumulation size). @return : 0 agreed, 1 not. */
 static int compare_y(const char *path, const char *kernel, opp_algo_t algo, double ms,
                      const void *got, const void *want, size_t n, opp_dtype_t dt) {
-    if (algo == OPP_ALGO_FAST) {
+    if (algo != OPP_ALGO_EXACT) {
         opp_err_stats_t err;
         memset(&err, 0, sizeof(err));
         opp_cmp_error(got, want, n, dt, &err); /* n: the valid rows (keep_valid_rows) */
@@ -224,13 +229,15 @@ static int compare_y(const char *path, const char *kernel, opp_algo_t algo, doub
     return bad == 0 ? 0 : 1;
 }
 
-/* The library's kernel of `algo` (EXACT, or FAST where one serves the case)
- * on dev's Q, K, V; prints its line. 0 / 1 / 2 as above. */
+/* The library's kernel of `algo` (EXACT, or FAST / TF32X3 where one serves
+ * the case) on dev's Q, K, V; prints its line. 0 / 1 / 2 as above. */
 static int check_kernel(oppcheck_onnx_gpu_t *g, const char *path,
                         const opp_ref_attention24_sizes_t *n, const opp_ref_attention24_desc_t *d,
                         const opp_ref_attention24_tensors_t *ref,
                         const opp_ref_attention24_tensors_t *dev, opp_algo_t algo) {
-    const char *kernel = algo == OPP_ALGO_FAST ? "FAST kernel" : "exact kernel";
+    const char *kernel = algo == OPP_ALGO_FAST     ? "FAST kernel"
+                         : algo == OPP_ALGO_TF32X3 ? "TF32X3 kernel"
+                                                   : "exact kernel";
     const char *why = exact_not_applicable(d);
     if (why != NULL) {
         printf("%s: %s: not run (%s)\n", path, kernel, why);
@@ -240,7 +247,13 @@ static int check_kernel(oppcheck_onnx_gpu_t *g, const char *path,
     memset(&e, 0, sizeof(e));
     opp_hgpu_nonpad_desc(d, &e.desc);
     e.desc.algo = algo;
-    const opp_status_t chk = opp_attention24_desc_check(&e.desc);
+    opp_status_t chk = opp_attention24_desc_check(&e.desc);
+    int32_t sm = 0;
+    const char *name = NULL;
+    if (chk == OPP_STATUS_SUCCESS && algo == OPP_ALGO_TF32X3 && /* 9.0 only: ask first */
+        (chk = opp_device_sm_arch(&sm)) == OPP_STATUS_SUCCESS) {
+        chk = opp_attention24_kernel_query(&e.desc, sm, &name);
+    }
     if (chk != OPP_STATUS_SUCCESS) {
         const int unsupported = chk >= OPP_STATUS_NOT_SUPPORTED && chk < OPP_STATUS_CUDA_ERROR;
         printf("%s: %s: %s (%s: %s)\n", path, kernel, unsupported ? "not run" : "ERROR",
@@ -276,7 +289,7 @@ static int check_kernel(oppcheck_onnx_gpu_t *g, const char *path,
             size_t count = n->y;
             void *want = (void *)ref->y;
             void *want_copy = NULL;
-            if (algo == OPP_ALGO_FAST && (want_copy = malloc(n->y * es + 1)) != NULL) {
+            if (algo != OPP_ALGO_EXACT && (want_copy = malloc(n->y * es + 1)) != NULL) {
                 memcpy(want_copy, ref->y, n->y * es);
                 want = want_copy;
                 count = keep_valid_rows(path, d, host_y, want, n->y);
@@ -301,7 +314,8 @@ int oppcheck_onnx_gpu_case(oppcheck_onnx_gpu_t *g, const char *path, const opp_o
     const int a = check_cublas(g, path, c, &n, d, ref, &dev);
     const int b = check_kernel(g, path, &n, d, ref, &dev, OPP_ALGO_EXACT);
     const int f = check_kernel(g, path, &n, d, ref, &dev, OPP_ALGO_FAST);
+    const int t = check_kernel(g, path, &n, d, ref, &dev, OPP_ALGO_TF32X3);
     (void)opp_hgpu_a24_free(&dev);
-    const int worst = a > b ? a : b;
-    return worst > f ? worst : f;
+    const int worst = a > b ? a : b, approx = f > t ? f : t;
+    return worst > approx ? worst : approx;
 }
