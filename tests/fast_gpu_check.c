@@ -84,6 +84,17 @@ static double max_abs_of(const void *p, size_t n, opp_dtype_t dtype) {
 
 void opp_ft_check_accuracy(const opp_lb_t *lb, const opp_ft_res_t *fast, const opp_ft_res_t *exact,
                            opp_ft_err_t *e, const char *what) {
+    /* 16-bit: a few units of the storage type's last place; f32 (the FFMA
+     * kernel: fp32 scores, ex2.approx, fp32 sums over up to 2^13 keys):
+     * 2^-14, stated before its first GPU run */
+    const double rel =
+        lb->dtype == OPP_DTYPE_BF16 ? 0x1p-7 : (lb->dtype == OPP_DTYPE_F32 ? 0x1p-14 : 0x1p-9);
+    opp_ft_check_accuracy_rel(lb, fast, exact, rel, e, what);
+}
+
+void opp_ft_check_accuracy_rel(const opp_lb_t *lb, const opp_ft_res_t *fast,
+                               const opp_ft_res_t *exact, double rel, opp_ft_err_t *e,
+                               const char *what) {
     const size_t n = opp_test_out_elems(lb);
     const opp_ft_err_t zero = {0, 0, 0.0, 0.0, 0.0, 0.0};
     opp_ft_err_t b = zero;
@@ -93,11 +104,6 @@ void opp_ft_check_accuracy(const opp_lb_t *lb, const opp_ft_res_t *fast, const o
     const double max_v =
         max_abs_of(lb->v, (size_t)lb->total_kv * (size_t)lb->kv_num_heads * (size_t)lb->v_head_size,
                    lb->dtype);
-    /* 16-bit: a few units of the storage type's last place; f32 (the FFMA
-     * kernel: fp32 scores, ex2.approx, fp32 sums over up to 2^13 keys):
-     * 2^-14, stated before its first GPU run */
-    const double rel =
-        lb->dtype == OPP_DTYPE_BF16 ? 0x1p-7 : (lb->dtype == OPP_DTYPE_F32 ? 0x1p-14 : 0x1p-9);
     const double bound = rel * (b.max_ref + 0.5 * max_v);
     size_t bad = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -159,13 +165,13 @@ void opp_ft_assert_all_nan(const void *p, size_t n, opp_dtype_t dtype, const cha
 
 // --- batch invariance
 
-/* Runs mix packed through row (NULL: the FAST entry) and compares, for
+/* Runs mix packed through row (NULL: the entry with algo) and compares, for
  * k < n, sequence mine[k] of (lb, ref) with sequence pos[k] of mix. */
 static void check_composition(const opp_lb_t *lb, const opp_ft_res_t *ref, const opp_lb_t *mix,
-                              const int32_t *mine, const int32_t *pos, int32_t n,
+                              const int32_t *mine, const int32_t *pos, int32_t n, opp_algo_t algo,
                               const opp__kernel_row_t *row, const char *what) {
     opp_ft_res_t r;
-    opp_ft_run_packed(mix, OPP_ALGO_FAST, row, &r);
+    opp_ft_run_packed(mix, algo, row, &r);
     for (int32_t k = 0; k < n; ++k) {
         opp_ft_assert_seq_equal(lb, ref, mine[k], mix, &r, pos[k], what);
     }
@@ -175,12 +181,18 @@ static void check_composition(const opp_lb_t *lb, const opp_ft_res_t *ref, const
 int opp_ft_check_invariance(const opp_lb_t *lb, const opp_ft_res_t *ref,
                             const opp__kernel_row_t *row, uint64_t seed, int full,
                             const char *desc) {
+    return opp_ft_check_invariance_algo(lb, ref, OPP_ALGO_FAST, row, seed, full, desc);
+}
+
+int opp_ft_check_invariance_algo(const opp_lb_t *lb, const opp_ft_res_t *ref, opp_algo_t algo,
+                                 const opp__kernel_row_t *row, uint64_t seed, int full,
+                                 const char *desc) {
     char what[768];
     int runs = 0;
     for (int32_t rank = 4; rank >= (full ? 3 : 4); --rank) { /* (a) */
         for (int p = full ? 0 : 1; p < 2; ++p) {
             opp_ft_res_t r;
-            opp_ft_run_padded(lb, rank, (opp_lb_poison_t)p, OPP_ALGO_FAST, row, &r);
+            opp_ft_run_padded(lb, rank, (opp_lb_poison_t)p, algo, row, &r);
             snprintf(what, sizeof(what), "padded %dD, %s padding vs packed: %s", (int)rank,
                      p ? "NaN" : "finite", desc);
             opp_ft_assert_equal(lb, &r, ref, what);
@@ -198,7 +210,7 @@ int opp_ft_check_invariance(const opp_lb_t *lb, const opp_ft_res_t *ref,
     for (int32_t b = 0; b < B; ++b) { /* (b) */
         assert_int_equal(opp_lb_compose(&mix, &lb, &b, 1), 0);
         snprintf(what, sizeof(what), "sequence %d alone vs in the batch: %s", (int)b, desc);
-        check_composition(lb, ref, &mix, &b, &zero, 1, row, what);
+        check_composition(lb, ref, &mix, &b, &zero, 1, algo, row, what);
         opp_lb_free(&mix);
         runs++;
     }
@@ -210,7 +222,7 @@ int opp_ft_check_invariance(const opp_lb_t *lb, const opp_ft_res_t *ref,
         }
         assert_int_equal(opp_lb_compose(&mix, src, seq, B), 0);
         snprintf(what, sizeof(what), "batch reversed vs in order: %s", desc);
-        check_composition(lb, ref, &mix, mine, pos, B, row, what);
+        check_composition(lb, ref, &mix, mine, pos, B, algo, row, what);
         opp_lb_free(&mix);
         opp_lb_t fill; /* (c) other sequences before, between and after */
         const int nan_fill = (int)(seed & 1);
@@ -226,11 +238,11 @@ int opp_ft_check_invariance(const opp_lb_t *lb, const opp_ft_res_t *ref,
         assert_int_equal(opp_lb_compose(&mix, src, seq, n), 0);
         snprintf(what, sizeof(what), "batch interleaved with %d other sequences%s: %s", (int)B + 1,
                  nan_fill ? " of NaN values" : "", desc);
-        check_composition(lb, ref, &mix, mine, pos, B, row, what);
+        check_composition(lb, ref, &mix, mine, pos, B, algo, row, what);
         opp_lb_free(&mix);
         opp_lb_free(&fill);
         opp_ft_res_t r; /* (d) */
-        opp_ft_run_packed(lb, OPP_ALGO_FAST, row, &r);
+        opp_ft_run_packed(lb, algo, row, &r);
         snprintf(what, sizeof(what), "repeated run: %s", desc);
         opp_ft_assert_equal(lb, &r, ref, what);
         opp_ft_res_free(&r);

@@ -241,7 +241,7 @@ void opp_ft_run_packed(const opp_lb_t *lb, opp_algo_t algo, const opp__kernel_ro
     const size_t nl = (size_t)lb->num_heads * (size_t)lb->total_q;
     opp_hgpu_packed_call_t c = {.dev = &dev, .stream = NULL, .lse = nan_floats(nl)};
     opp_lb_packed_desc(lb, &c.desc);
-    c.desc.algo = row != NULL ? OPP_ALGO_FAST : algo;
+    c.desc.algo = row != NULL ? row->algo : algo;
     if (row == NULL) {
         assert_opp_ok(opp_hgpu_packed_run(&c));
     } else {
@@ -269,7 +269,7 @@ void opp_ft_run_padded(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison,
     opp_hgpu_nonpad_call_t c;
     memset(&c, 0, sizeof(c));
     opp_hgpu_nonpad_desc(&pad.desc, &c.desc);
-    c.desc.algo = row != NULL ? OPP_ALGO_FAST : algo;
+    c.desc.algo = row != NULL ? row->algo : algo;
     c.nonpad = dev.nonpad_kv_seqlen;
     c.q = dev.q;
     c.k = dev.k;

@@ -79,8 +79,8 @@ typedef struct opp_ft_res {
 void opp_ft_res_free(opp_ft_res_t *r);
 
 /* Runs lb packed (opp_packed_attention_fwd_lse with algo; or, when row is
- * not NULL, the problem of the FAST descriptor through row), synchronizes,
- * checks the device status and downloads. */
+ * not NULL, the problem of the descriptor of row's algo (FAST, TF32X3)
+ * through row), synchronizes, checks the device status and downloads. */
 void opp_ft_run_packed(const opp_lb_t *lb, opp_algo_t algo, const opp__kernel_row_t *row,
                        opp_ft_res_t *res);
 
@@ -130,11 +130,17 @@ typedef struct opp_ft_err {
 } opp_ft_err_t;
 
 /* Fails when an output element differs by more than
- * rel * (max |exact| + max |V| / 2), rel = 2^-7 (bf16) or 2^-9 (f16), or an
- * LSE by more than 1e-3 + 1e-4 |exact| (-inf must match -inf). Adds the
- * batch to e (may be NULL). */
+ * rel * (max |exact| + max |V| / 2), rel = 2^-7 (bf16), 2^-9 (f16) or 2^-14
+ * (f32: the FFMA kernel), or an LSE by more than 1e-3 + 1e-4 |exact| (-inf
+ * must match -inf). Adds the batch to e (may be NULL). */
 void opp_ft_check_accuracy(const opp_lb_t *lb, const opp_ft_res_t *fast, const opp_ft_res_t *exact,
                            opp_ft_err_t *e, const char *what);
+
+/* The same with the bound's factor rel given (another approximate kernel's,
+ * e.g. TF32X3's in tests/tf32x3_gpu_test.c). */
+void opp_ft_check_accuracy_rel(const opp_lb_t *lb, const opp_ft_res_t *got,
+                               const opp_ft_res_t *exact, double rel, opp_ft_err_t *e,
+                               const char *what);
 
 void opp_ft_err_merge(opp_ft_err_t *into, const opp_ft_err_t *e);
 
@@ -156,5 +162,11 @@ void opp_ft_assert_all_nan(const void *p, size_t n, opp_dtype_t dtype, const cha
 int opp_ft_check_invariance(const opp_lb_t *lb, const opp_ft_res_t *ref,
                             const opp__kernel_row_t *row, uint64_t seed, int full,
                             const char *desc);
+
+/* opp_ft_check_invariance() of algo's result ref (FAST, or the opt-in
+ * TF32X3; row NULL: the public entries with algo). */
+int opp_ft_check_invariance_algo(const opp_lb_t *lb, const opp_ft_res_t *ref, opp_algo_t algo,
+                                 const opp__kernel_row_t *row, uint64_t seed, int full,
+                                 const char *desc);
 
 #endif /* OPP_TESTS_FAST_GPU_UTIL_H */
