@@ -19,7 +19,12 @@
  *      TF32X3 the tf32x3_ row on 9.0 and NOT_SUPPORTED_ARCH elsewhere;
  *   4. on a GPU other than 9.0, a TF32X3 run (packed and padded entries)
  *      returns NOT_SUPPORTED_ARCH and writes nothing.
- * 1 and 2 skip() without a device of compute capability 9.0, 3 without a
+ *   5. the kernel's layouts on one 64 x 64 tile (a first-run diagnosis):
+ *      with V = I the output is the attention matrix P itself; with K = I
+ *      and one-hot queries it is one-hot at a known key. A wrong K / V
+ *      panel, key order or fragment shows as a misplaced peak or P entry,
+ *      printed with its row, column and the key permutation that fits.
+ * 1, 2 and 5 skip() without a device of compute capability 9.0, 3 without a
  * CUDA device, 4 without one or on 9.0.
  * Environment: OPP_GPU_TEST_BATCHES (default 300; this test runs a third,
  * at least 1), OPP_GPU_TEST_SEED (default 20261203), OPP_GPU_TEST_MAX_LEN
@@ -319,11 +324,121 @@ static void test_tf32x3_other_gpu_not_supported(void **state) {
     opp_lb_free(&lb);
 }
 
+/* 5: one sequence, 64 queries, 64 keys, one head, D = Dv = 64, scale 1. */
+#define LAYOUT_N 64
+
+/* The key permutation the kernel's V panels use inside 8-key groups (0 2 4
+ * 6 1 3 5 7: position u holds key perm8(u)) and its inverse. */
+static int perm8(int k) {
+    const int u = k & 7;
+    return (k & ~7) + (u < 4 ? 2 * u : 2 * (u - 4) + 1);
+}
+static int perm8_inv(int k) {
+    const int u = k & 7;
+    return (k & ~7) + (u % 2 == 0 ? u / 2 : 4 + u / 2);
+}
+
+/* Which mapping of key -> column explains argmax column got for key want. */
+static const char *layout_guess(int got, int want) {
+    return got == perm8(want)          ? "key order 0 2 4 6 1 3 5 7 applied once too often"
+           : got == perm8_inv(want)    ? "key order 0 2 4 6 1 3 5 7 inverted"
+           : (got ^ 8) == want         ? "8-key groups swapped"
+           : (got % 32) == (want % 32) ? "the wrong 32-column panel"
+                                       : "no simple permutation";
+}
+
+static void test_tf32x3_layout(void **state) {
+    (void)state;
+    if (device_sm() != 90) {
+        skip();
+    }
+    const int n = LAYOUT_N;
+    const int32_t len[1] = {LAYOUT_N};
+    opp_lb_t lb;
+    assert_int_equal(
+        opp_lb_from_lengths(&lb, OPP_DTYPE_F32, 1, len, len, 1, 1, n, n, 1.0f, 0, 0.0f, 5), 0);
+    float *q = (float *)lb.q, *k = (float *)lb.k, *v = (float *)lb.v;
+    int bad = 0;
+
+    /* (a) K = I, query r = 20 e_{c(r)}, V = I: out row r ~ e_{c(r)} (its
+     * weight 1 / (1 + 63 e^-20)) */
+    for (int r = 0; r < n; ++r) {
+        for (int d = 0; d < n; ++d) {
+            q[r * n + d] = d == (5 * r + 3) % n ? 20.0f : 0.0f;
+            k[r * n + d] = v[r * n + d] = r == d ? 1.0f : 0.0f;
+        }
+    }
+    opp_ft_res_t res;
+    opp_ft_run_packed(&lb, OPP_ALGO_TF32X3, NULL, &res);
+    const float *o = (const float *)res.out;
+    for (int r = 0; r < n; ++r) {
+        const int want = (5 * r + 3) % n;
+        int got = 0;
+        for (int d = 1; d < n; ++d) {
+            got = o[r * n + d] > o[r * n + got] ? d : got;
+        }
+        if (got != want || !(o[r * n + got] > 0.999f)) {
+            if (bad++ < 8) {
+                printf("one-hot probe: row %d peaks at column %d (%.6g), want %d: %s\n", r, got,
+                       (double)o[r * n + got], want, layout_guess(got, want));
+            }
+        }
+    }
+    opp_ft_res_free(&res);
+
+    /* (b) random Q, K (the generator's), V = I: out = P, against the double
+     * softmax of Q K^T */
+    opp_lb_free(&lb);
+    assert_int_equal(
+        opp_lb_from_lengths(&lb, OPP_DTYPE_F32, 1, len, len, 1, 1, n, n, 0.125f, 0, 0.0f, 6), 0);
+    q = (float *)lb.q, k = (float *)lb.k, v = (float *)lb.v;
+    for (int r = 0; r < n; ++r) {
+        for (int d = 0; d < n; ++d) {
+            v[r * n + d] = r == d ? 1.0f : 0.0f;
+        }
+    }
+    opp_ft_run_packed(&lb, OPP_ALGO_TF32X3, NULL, &res);
+    o = (const float *)res.out;
+    double worst = 0.0;
+    int shown = 0;
+    for (int r = 0; r < n; ++r) {
+        double s[LAYOUT_N], mx = -INFINITY, sum = 0.0;
+        for (int c = 0; c < n; ++c) {
+            s[c] = 0.0;
+            for (int d = 0; d < n; ++d) {
+                s[c] += (double)q[r * n + d] * (double)k[c * n + d];
+            }
+            s[c] *= 0.125;
+            mx = s[c] > mx ? s[c] : mx;
+        }
+        for (int c = 0; c < n; ++c) {
+            s[c] = exp(s[c] - mx);
+            sum += s[c];
+        }
+        for (int c = 0; c < n; ++c) {
+            const double e = fabs((double)o[r * n + c] - s[c] / sum);
+            worst = e > worst ? e : worst;
+            if (e > 1e-5) {
+                ++bad;
+                if (shown++ < 8) {
+                    printf("P probe: out[%d][%d] = %.8g, P = %.8g\n", r, c, (double)o[r * n + c],
+                           s[c] / sum);
+                }
+            }
+        }
+    }
+    printf("layout probes: %d wrong, P probe max |out - P| = %.3g\n", bad, worst);
+    opp_ft_res_free(&res);
+    opp_lb_free(&lb);
+    assert_int_equal(bad, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tf32x3_stream),
         cmocka_unit_test(test_tf32x3_opt_in),
         cmocka_unit_test(test_tf32x3_other_gpu_not_supported),
+        cmocka_unit_test(test_tf32x3_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
