@@ -334,25 +334,13 @@ static __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 
 // --- launcher
 
-/* The kernel on a 1-D grid of min(items, 2^31 - 1) blocks of C::THREADS (128 at DB 64, else 256),
- * items = ceil(max_seqlen_q * G / 64) * B * Hkv, C::SMEM_BYTES of dynamic
- * shared memory (the attribute is set once per device), on `stream`. */
+/* The kernel through flash_launch_f32 (kernels/flash_launch.cuh: a 1-D grid
+ * over the items, C::SMEM_BYTES of dynamic shared memory, on `stream`). */
 template <class C>
 static opp_status_t ffma_launch(const opp__problem_t *p, const opp__plan_t *plan,
                                 struct CUstream_st *stream) {
-    flash_args a = flash_args_init(p, plan, C::DB);
-    a.split_on = 0; /* f32: no split-KV (lib/attention_plan.c) */
-    a.n_mb = ((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM;
-    a.items = a.n_mb * a.batch * a.hkv;
-    const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
-    if (a.items > 0) {
-        static int smem_set[OPP__DEVICE_CACHE_SLOTS];
-        OPP_TRY(flash_smem_once((const void *)ffma_attention_kernel<C>, C::SMEM_BYTES, smem_set));
-        const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
-        ffma_attention_kernel<C><<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(a, rec);
-        OPP_CUDA_TRY(cudaGetLastError());
-    }
-    return OPP_STATUS_SUCCESS;
+    static int smem_set[OPP__DEVICE_CACHE_SLOTS];
+    return flash_launch_f32<C>(p, plan, stream, ffma_attention_kernel<C>, smem_set);
 }
 
 /* One launch function per F32 FAST line of kernels/kernel_list.h. */

@@ -5,10 +5,11 @@
  * device holds (the DB 256 pair tile, the DB <= 128 K / V ring, or the
  * line's own) and enqueues the main launch, then the split-KV launch and
  * its combine; the split entry the Hopper rows call; flash_args_init and
- * flash_smem_once, shared with the FFMA and Hopper launchers. Every launch
+ * flash_smem_once, shared with the FFMA and Hopper launchers; flash_launch_f32,
+ * the FFMA and 3xTF32 kernels' launch. Every launch
  * is on the caller's stream with its error checked; none allocates or
- * synchronizes. Included by kernels/flash_d<D>.cu, kernels/ffma_attention.cuh
- * and kernels/hopper_launch.cuh.
+ * synchronizes. Included by kernels/flash_d<D>.cu, kernels/ffma_attention.cuh,
+ * kernels/tf32x3_attention.cuh and kernels/hopper_launch.cuh.
  */
 #ifndef OPP_KERNELS_FLASH_LAUNCH_CUH
 #define OPP_KERNELS_FLASH_LAUNCH_CUH
@@ -175,6 +176,30 @@ static inline flash_args flash_args_init(const opp__problem_t *p, const opp__pla
     a.part_o = plan->split_o;
     a.part_ml = (float2 *)plan->split_ml;
     return a;
+}
+
+/* The launch of an f32 kernel (the FFMA and 3xTF32 kernels: no split-KV,
+ * lib/attention_plan.c plans none for f32) of tile configuration C
+ * (C::DB, BM, THREADS, SMEM_BYTES): a 1-D grid of min(items, 2^31 - 1)
+ * blocks of C::THREADS, items = ceil(max_seqlen_q * G / C::BM) * B * Hkv,
+ * C::SMEM_BYTES of dynamic shared memory (the attribute set once per device,
+ * smem_set: the kernel's device cache), on `stream`. */
+template <class C>
+static opp_status_t
+flash_launch_f32(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_st *stream,
+                 void (*kernel)(const flash_args, const opp__guard_record_t *), int *smem_set) {
+    flash_args a = flash_args_init(p, plan, C::DB);
+    a.split_on = 0; /* f32: no split-KV (lib/attention_plan.c) */
+    a.n_mb = ((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM;
+    a.items = a.n_mb * a.batch * a.hkv;
+    const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
+    if (a.items > 0) {
+        OPP_TRY(flash_smem_once((const void *)kernel, C::SMEM_BYTES, smem_set));
+        const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
+        kernel<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(a, rec);
+        OPP_CUDA_TRY(cudaGetLastError());
+    }
+    return OPP_STATUS_SUCCESS;
 }
 
 /* The main launch of configuration M on a 1-D grid of min(items, 2^31 - 1)
