@@ -14,7 +14,10 @@
  * tf32), and a product a b into
  * lo_a hi_b + hi_a lo_b + hi_a hi_b (the lo x lo term, about 2^-22 of a b,
  * is dropped), each a tf32 wgmma with fp32 accumulation, the two small
- * terms first at every k step. The tf32 peak is a quarter of bf16's; three
+ * terms first at every k step. Non-finite inputs: an infinite element (or
+ * a finite one within half a tf32 ulp of FLT_MAX, whose hi rounds to inf)
+ * has lo = inf - inf = NaN, so what reads it is NaN where the FFMA kernel
+ * may give +-inf; a NaN stays NaN. The tf32 peak is a quarter of bf16's; three
  * products make the work six times a bf16 kernel's, for an error near
  * fp32's (tests/tf32x3_gpu_test.c measures it against EXACT and against
  * the FFMA kernel's on the same inputs).
@@ -181,12 +184,30 @@ template <class C> __device__ __forceinline__ void tf32x3_split_v(uint32_t base,
     }
 }
 
+/* Keeps the compiler from moving accesses of the registers of r across
+ * this point (hop_fence_reg on each): placed around the products and their
+ * waits, so that no read of an accumulator moves above its wait and no
+ * write of an operand below the product's issue (the PTX's order is then
+ * the program's, not an accident of NVVM's scheduling). */
+template <class T, int N, int M> __device__ __forceinline__ void tf32x3_fence(T (&r)[N][M]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+#pragma unroll
+        for (int e = 0; e < M; ++e) {
+            hop_fence_reg(r[i][e]);
+        }
+    }
+}
+
 /* Issues S = Q K_j^T (one committed group): per k8 step lo x hi, hi x lo,
  * hi x hi. s: [N8][4] accumulators (overwritten); qh, ql: Q's fragments. */
 template <class C>
-__device__ __forceinline__ void tf32x3_qk(float (&s)[C::N8][4], const uint32_t (&qh)[C::KS][4],
-                                          const uint32_t (&ql)[C::KS][4], uint32_t base) {
+__device__ __forceinline__ void tf32x3_qk(float (&s)[C::N8][4], uint32_t (&qh)[C::KS][4],
+                                          uint32_t (&ql)[C::KS][4], uint32_t base) {
     float(&sf)[32] = *reinterpret_cast<float(*)[32]>(&s[0][0]);
+    tf32x3_fence(qh);
+    tf32x3_fence(ql);
+    tf32x3_fence(s);
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < C::KS; ++ks) {
@@ -196,14 +217,18 @@ __device__ __forceinline__ void tf32x3_qk(float (&s)[C::N8][4], const uint32_t (
         wgmma_tf32_rs_n64(sf, qh[ks], dh, 1);
     }
     wgmma_commit();
+    tf32x3_fence(s);
 }
 
 /* Issues O += P V_j (one committed group): per 8-key group lo x hi, hi x
  * lo, hi x hi. o: [O8][4] accumulators; ph, pl: P's fragments. */
 template <class C>
-__device__ __forceinline__ void tf32x3_pv(float (&o)[C::O8][4], const uint32_t (&ph)[C::N8][4],
-                                          const uint32_t (&pl)[C::N8][4], uint32_t base) {
+__device__ __forceinline__ void tf32x3_pv(float (&o)[C::O8][4], uint32_t (&ph)[C::N8][4],
+                                          uint32_t (&pl)[C::N8][4], uint32_t base) {
     float(&of)[32] = *reinterpret_cast<float(*)[32]>(&o[0][0]);
+    tf32x3_fence(ph);
+    tf32x3_fence(pl);
+    tf32x3_fence(o);
     wgmma_fence();
 #pragma unroll
     for (int n = 0; n < C::N8; ++n) {
@@ -213,6 +238,7 @@ __device__ __forceinline__ void tf32x3_pv(float (&o)[C::O8][4], const uint32_t (
         wgmma_tf32_rs_n64(of, ph[n], dh, 1);
     }
     wgmma_commit();
+    tf32x3_fence(o);
 }
 
 // --- one item
@@ -359,6 +385,7 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
         flash_cp_async_commit();
         tf32x3_qk<C>(s, qh, ql, base);
         wgmma_wait<0>();
+        tf32x3_fence(s);
         __syncthreads(); /* every warp's S done: K_HI, K_LO free */
         if (j + 1 < nkb) {
             load_k(j + 1);
@@ -367,6 +394,9 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
         softmax(j);
         tf32x3_pv<C>(o, ph, pl, base);
         wgmma_wait<0>();
+        tf32x3_fence(o);
+        tf32x3_fence(ph);
+        tf32x3_fence(pl);
         flash_cp_async_wait<0>();
         __syncthreads(); /* K_{j+1}, V_{j+1} landed; every warp's P V done */
     }
