@@ -11,16 +11,16 @@
  *
  * 3xTF32: an fp32 x is split into hi = tf32(x) (to nearest: 11
  * significant bits) and lo = x - hi (exact; the tensor core truncates it to
- * tf32), and a product a b into
- * lo_a hi_b + hi_a lo_b + hi_a hi_b (the lo x lo term, about 2^-22 of a b,
- * is dropped), each a tf32 wgmma with fp32 accumulation, the two small
- * terms first at every k step. Non-finite inputs: an infinite element (or
+ * tf32), and a product a b into lo_a hi_b + hi_a lo_b + hi_a hi_b (the
+ * lo x lo term, about 2^-22 of a b, is dropped), each a tf32 wgmma with
+ * fp32 accumulation, the two small terms first at every k step. The tf32
+ * tensor-core peak is half of bf16's, so three products take six times a
+ * bf16 kernel's tensor time, for an error near fp32's
+ * (tests/tf32x3_gpu_test.c measures it against EXACT and against the FFMA
+ * kernel's on the same inputs). Non-finite inputs: an infinite element (or
  * a finite one within half a tf32 ulp of FLT_MAX, whose hi rounds to inf)
  * has lo = inf - inf = NaN, so what reads it is NaN where the FFMA kernel
- * may give +-inf; a NaN stays NaN. The tf32 peak is a quarter of bf16's; three
- * products make the work six times a bf16 kernel's, for an error near
- * fp32's (tests/tf32x3_gpu_test.c measures it against EXACT and against
- * the FFMA kernel's on the same inputs).
+ * may give +-inf; a NaN stays NaN.
  *
  * Tiles: the FFMA kernel's (kernels/ffma_attention.cuh: its header has the
  * rules): one block of one warpgroup (128 threads) owns BM = 64 query rows
