@@ -21,9 +21,10 @@
 #                                               INT32_MIN / INT32_MAX) at full-size extents,
 #                                               EXACT and FAST, each a guard finding;
 #                                            (a) stage/oppbench on bench/sanitize_workloads.json
-#                                               (--impl exact,fast --reps 1 --warmup 0
-#                                               --max-seconds-per-impl 0.001: exact, FAST and the
-#                                               cuBLAS reference run once each, validated):
+#                                               (--impl exact,fast,tf32x3 --reps 1 --warmup 0
+#                                               --max-seconds-per-impl 0.001: exact, FAST, TF32X3
+#                                               (on the f32 D 64 workloads) and the cuBLAS reference
+#                                               run once each, validated):
 #                                               1. memcheck, the san_* set (lengths up to 4096 /
 #                                                  20000 keys, every kernel path), every kernel
 #                                                  checked, the reference's and cuBLAS's too (19 s);
@@ -401,8 +402,10 @@ if [ $do_sanitize_full -eq 1 ]; then
         note "sanitize-full: $("$SAN" --version 2>/dev/null | grep -i version | head -1);" \
             "memcheck/initcheck/synccheck workloads: $full_set; racecheck, EXACT checked:" \
             "$rsx_set; racecheck, one step each, EXACT unchecked: $(paste -sd, - <<<"$rs_names")"
-        # shellcheck disable=SC2054 # exact,fast is one value of --impl
-        bench_opts=(--workloads "$SAN_WL" --impl exact,fast --reps 1 --warmup 0
+        # shellcheck disable=SC2054 # exact,fast,tf32x3 is one value of --impl
+        # (tf32x3: the opt-in TF32X3 kernel on the f32 D 64 workloads, "not
+        # supported" - no failure - on the others)
+        bench_opts=(--workloads "$SAN_WL" --impl exact,fast,tf32x3 --reps 1 --warmup 0
             --max-seconds-per-impl 0.001 --flush-mib 1)
         # Timeouts: ~4-6x the seconds measured on an H200 (2026-12-03) or,
         # where nothing was measured, estimated (header).
