@@ -334,26 +334,10 @@ static __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 
 // --- launcher
 
-/* The kernel through flash_launch_f32 (kernels/flash_launch.cuh: a 1-D grid
- * over the items, C::SMEM_BYTES of dynamic shared memory, on `stream`). */
-template <class C>
-static opp_status_t ffma_launch(const opp__problem_t *p, const opp__plan_t *plan,
-                                struct CUstream_st *stream) {
-    static int smem_set[OPP__DEVICE_CACHE_SLOTS];
-    return flash_launch_f32<C>(p, plan, stream, ffma_attention_kernel<C>, smem_set);
-}
-
-/* One launch function per F32 FAST line of kernels/kernel_list.h. */
-#define OPP__FFMA_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_)         \
-    extern "C" opp_status_t opp__launch_##name(                                                   \
-        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,           \
-        struct CUstream_st *stream) {                                                             \
-        typedef ffma_cfg<DMAX> cfg_t;                                                             \
-        static_assert(cfg_t::SMEM_BYTES == (SMEM_) && (BM_) == cfg_t::BM && (BN_) == cfg_t::BN && \
-                          (THREADS_) == cfg_t::THREADS,                                           \
-                      "ffma row");                                                                \
-        (void)row;                                                                                \
-        return ffma_launch<cfg_t>(p, plan, stream);                                               \
-    }
+/* One launch function per F32 FAST line of kernels/kernel_list.h
+ * (OPP__F32_LAUNCHER, kernels/flash_launch.cuh: a 1-D grid over the items,
+ * C::SMEM_BYTES of dynamic shared memory, on the caller's stream). */
+#define OPP__FFMA_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_) \
+    OPP__F32_LAUNCHER(ffma_cfg, ffma_attention_kernel, name, DMAX, BM_, BN_, THREADS_, SMEM_)
 
 #endif /* OPP_KERNELS_FFMA_ATTENTION_CUH */

@@ -202,6 +202,23 @@ flash_launch_f32(const opp__problem_t *p, const opp__plan_t *plan, struct CUstre
     return OPP_STATUS_SUCCESS;
 }
 
+/* The launch function opp__launch_<name> of an f32 kernel line of
+ * kernels/kernel_list.h (the FFMA and TF32X3 rows): tile configuration
+ * CFG<DMAX>, checked against the line's BM, BN, THREADS and SMEM, and
+ * kernel KERNEL<CFG<DMAX>> through flash_launch_f32. */
+#define OPP__F32_LAUNCHER(CFG, KERNEL, name, DMAX, BM_, BN_, THREADS_, SMEM_)                     \
+    extern "C" opp_status_t opp__launch_##name(                                                   \
+        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,           \
+        struct CUstream_st *stream) {                                                             \
+        typedef CFG<DMAX> cfg_t;                                                                  \
+        static_assert(cfg_t::SMEM_BYTES == (SMEM_) && (BM_) == cfg_t::BM && (BN_) == cfg_t::BN && \
+                          (THREADS_) == cfg_t::THREADS,                                           \
+                      #name ": kernel_list.h row and tile configuration differ");                 \
+        (void)row;                                                                                \
+        static int smem_set[OPP__DEVICE_CACHE_SLOTS];                                             \
+        return flash_launch_f32<cfg_t>(p, plan, stream, KERNEL<cfg_t>, smem_set);                 \
+    }
+
 /* The main launch of configuration M on a 1-D grid of min(items, 2^31 - 1)
  * blocks of M::THREADS, items = ceil(max_seqlen_q * G / M::BM) * B * Hkv
  * (set in a.n_mb and a.items), M::SMEM_BYTES of dynamic shared memory (the

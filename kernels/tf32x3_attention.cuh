@@ -444,26 +444,10 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
 
 // --- launcher
 
-/* The kernel through flash_launch_f32 (kernels/flash_launch.cuh: a 1-D grid
- * over the items, C::SMEM_BYTES of dynamic shared memory, on `stream`). */
-template <class C>
-static opp_status_t tf32x3_launch(const opp__problem_t *p, const opp__plan_t *plan,
-                                  struct CUstream_st *stream) {
-    static int smem_set[OPP__DEVICE_CACHE_SLOTS];
-    return flash_launch_f32<C>(p, plan, stream, tf32x3_attention_kernel<C>, smem_set);
-}
-
-/* One launch function per TF32X3 line of kernels/kernel_list.h. */
-#define OPP__TF32X3_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_)       \
-    extern "C" opp_status_t opp__launch_##name(                                                   \
-        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,           \
-        struct CUstream_st *stream) {                                                             \
-        typedef tf32x3_cfg<DMAX> cfg_t;                                                           \
-        static_assert(cfg_t::SMEM_BYTES == (SMEM_) && (BM_) == cfg_t::BM && (BN_) == cfg_t::BN && \
-                          (THREADS_) == cfg_t::THREADS,                                           \
-                      "tf32x3 row");                                                              \
-        (void)row;                                                                                \
-        return tf32x3_launch<cfg_t>(p, plan, stream);                                             \
-    }
+/* One launch function per TF32X3 line of kernels/kernel_list.h
+ * (OPP__F32_LAUNCHER, kernels/flash_launch.cuh: a 1-D grid over the items,
+ * C::SMEM_BYTES of dynamic shared memory, on the caller's stream). */
+#define OPP__TF32X3_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_) \
+    OPP__F32_LAUNCHER(tf32x3_cfg, tf32x3_attention_kernel, name, DMAX, BM_, BN_, THREADS_, SMEM_)
 
 #endif /* OPP_KERNELS_TF32X3_ATTENTION_CUH */
