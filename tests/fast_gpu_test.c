@@ -604,16 +604,7 @@ static void test_fast_guard(void **state) {
     const int64_t bad_nonpad[4] = {5, 16, 5, 5};
     opp_test_h2d((void *)pdev.nonpad_kv_seqlen, bad_nonpad, sizeof(bad_nonpad));
     opp_hgpu_nonpad_call_t c;
-    memset(&c, 0, sizeof(c));
-    opp_hgpu_nonpad_desc(&pad.desc, &c.desc);
-    c.desc.algo = OPP_ALGO_FAST;
-    c.nonpad = pdev.nonpad_kv_seqlen;
-    c.q = pdev.q;
-    c.k = pdev.k;
-    c.v = pdev.v;
-    c.y = pdev.y;
-    assert_opp_ok(opp_attention24_nonpad_workspace_size(&c.desc, &c.workspace_bytes));
-    c.workspace = opp_test_gpu_alloc(c.workspace_bytes);
+    opp_ft_nonpad_call(&pad, &pdev, OPP_ALGO_FAST, &c);
     assert_opp_ok(opp_hgpu_nonpad_run(&c));
     opp_test_gpu_sync();
     assert_opp_status(

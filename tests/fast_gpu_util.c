@@ -258,6 +258,29 @@ void opp_ft_run_packed(const opp_lb_t *lb, opp_algo_t algo, const opp__kernel_ro
     opp_test_packed_free(&dev);
 }
 
+const char *opp_ft_kernel_of(const opp_lb_t *lb, opp_algo_t algo, int32_t sm) {
+    opp_attention_desc_t d;
+    opp_lb_packed_desc(lb, &d);
+    d.algo = algo;
+    const char *name = NULL;
+    assert_opp_ok(opp_attention_kernel_query(&d, sm, &name));
+    return name;
+}
+
+void opp_ft_nonpad_call(const opp_lb_padded_t *pad, const opp_ref_attention24_tensors_t *dev,
+                        opp_algo_t algo, opp_hgpu_nonpad_call_t *c) {
+    memset(c, 0, sizeof(*c));
+    opp_hgpu_nonpad_desc(&pad->desc, &c->desc);
+    c->desc.algo = algo;
+    c->nonpad = dev->nonpad_kv_seqlen;
+    c->q = dev->q;
+    c->k = dev->k;
+    c->v = dev->v;
+    c->y = dev->y;
+    assert_opp_ok(opp_attention24_nonpad_workspace_size(&c->desc, &c->workspace_bytes));
+    c->workspace = opp_test_gpu_alloc(c->workspace_bytes);
+}
+
 void opp_ft_run_padded(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison, opp_algo_t algo,
                        const opp__kernel_row_t *row, opp_ft_res_t *res) {
     opp_lb_padded_t pad;
@@ -267,17 +290,8 @@ void opp_ft_run_padded(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison,
     opp_hgpu_a24_upload(&pad.desc, &host, OPP_HGPU_POISON_NAN, &dev);
     const size_t nl = (size_t)lb->batch * (size_t)lb->num_heads * (size_t)pad.desc.q_seqlen;
     opp_hgpu_nonpad_call_t c;
-    memset(&c, 0, sizeof(c));
-    opp_hgpu_nonpad_desc(&pad.desc, &c.desc);
-    c.desc.algo = row != NULL ? row->algo : algo;
-    c.nonpad = dev.nonpad_kv_seqlen;
-    c.q = dev.q;
-    c.k = dev.k;
-    c.v = dev.v;
-    c.y = dev.y;
+    opp_ft_nonpad_call(&pad, &dev, row != NULL ? row->algo : algo, &c);
     c.lse = nan_floats(nl);
-    assert_opp_ok(opp_attention24_nonpad_workspace_size(&c.desc, &c.workspace_bytes));
-    c.workspace = opp_test_gpu_alloc(c.workspace_bytes);
     if (row == NULL) {
         assert_opp_ok(opp_hgpu_nonpad_run(&c));
     } else {

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/gpu_packed.h"
 #include "harness/logical_batch.h"
 #include "lib/internal/dispatch.h"
 #include "lib/oppacked.h"
@@ -83,6 +84,16 @@ void opp_ft_res_free(opp_ft_res_t *r);
  * through row), synchronizes, checks the device status and downloads. */
 void opp_ft_run_packed(const opp_lb_t *lb, opp_algo_t algo, const opp__kernel_row_t *row,
                        opp_ft_res_t *res);
+
+/* The kernel algo runs for lb on compute capability sm (asserts that one
+ * serves it). */
+const char *opp_ft_kernel_of(const opp_lb_t *lb, opp_algo_t algo, int32_t sm);
+
+/* c := the padded call (opp_hgpu_nonpad_run) of pad's tensors uploaded in
+ * dev, with algo and a workspace of the size the descriptor asks for
+ * (allocated here; opp_test_gpu_free(c->workspace)); no LSE. */
+void opp_ft_nonpad_call(const opp_lb_padded_t *pad, const opp_ref_attention24_tensors_t *dev,
+                        opp_algo_t algo, opp_hgpu_nonpad_call_t *c);
 
 /* The same on the padded Attention-24 representation (rank 3 or 4, padding
  * filled with poison) through opp_attention24_nonpad_fwd_lse (or row);

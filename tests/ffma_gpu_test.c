@@ -45,12 +45,7 @@ static uint64_t base_seed(void) {
 static const char *fast_kernel(const opp_lb_t *lb) {
     int32_t sm = 0;
     assert_opp_ok(opp_device_sm_arch(&sm));
-    opp_attention_desc_t d;
-    opp_lb_packed_desc(lb, &d);
-    d.algo = OPP_ALGO_FAST;
-    const char *name = NULL;
-    assert_opp_ok(opp_attention_kernel_query(&d, sm, &name));
-    return name;
+    return opp_ft_kernel_of(lb, OPP_ALGO_FAST, sm);
 }
 
 /* Index of the head-size bucket of lb (max of D and Dv): <= 64, <= 128, <= 256. */

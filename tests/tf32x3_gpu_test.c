@@ -103,17 +103,6 @@ static int32_t device_sm(void) {
         }                                                                                  \
     } while (0)
 
-/* The kernel algo runs for lb on sm (asserts a kernel serves it). */
-static const char *kernel_of(const opp_lb_t *lb, opp_algo_t algo, int32_t sm) {
-    opp_attention_desc_t d;
-    opp_lb_packed_desc(lb, &d);
-    d.algo = algo;
-    const char *name = NULL;
-    assert_opp_ok(opp_attention_kernel_query(&d, sm, &name));
-    return name;
-}
-
-/* (D, Dv) of the stream: every multiple of 4 from 8 to 64, and Dv != D. */
 static const int32_t head_pairs[][2] = {{8, 8},   {12, 12}, {16, 16}, {20, 20}, {24, 24}, {28, 28},
                                         {32, 32}, {36, 36}, {40, 40}, {44, 44}, {48, 48}, {52, 52},
                                         {56, 56}, {60, 60}, {64, 64}, {64, 32}, {32, 64}, {8, 64},
@@ -175,8 +164,8 @@ static void test_tf32x3_stream(void **state) {
         char desc[600], d[512];
         opp_lb_describe(&lb, d, sizeof(d));
         snprintf(desc, sizeof(desc), "f32 batch %ld (TF32X3): %s", i, d);
-        assert_string_equal(kernel_of(&lb, OPP_ALGO_TF32X3, 90), "tf32x3_f32_d64");
-        assert_int_equal(strncmp(kernel_of(&lb, OPP_ALGO_FAST, 90), "ffma_f32_", 9), 0);
+        assert_string_equal(opp_ft_kernel_of(&lb, OPP_ALGO_TF32X3, 90), "tf32x3_f32_d64");
+        assert_int_equal(strncmp(opp_ft_kernel_of(&lb, OPP_ALGO_FAST, 90), "ffma_f32_", 9), 0);
         opp_ft_res_t t, f, exact;
         opp_ft_run_packed(&lb, OPP_ALGO_TF32X3, NULL, &t);
         keyless += opp_ft_assert_sane(&lb, &t, desc) > 0;
@@ -300,16 +289,7 @@ static void test_tf32x3_other_gpu_not_supported(void **state) {
     opp_ref_attention24_tensors_t a24; /* y poisoned with NaN */
     opp_hgpu_a24_upload(&pad.desc, &host, OPP_HGPU_POISON_NAN, &a24);
     opp_hgpu_nonpad_call_t n;
-    memset(&n, 0, sizeof(n));
-    opp_hgpu_nonpad_desc(&pad.desc, &n.desc);
-    n.desc.algo = OPP_ALGO_TF32X3;
-    n.nonpad = a24.nonpad_kv_seqlen;
-    n.q = a24.q;
-    n.k = a24.k;
-    n.v = a24.v;
-    n.y = a24.y;
-    assert_opp_ok(opp_attention24_nonpad_workspace_size(&n.desc, &n.workspace_bytes));
-    n.workspace = opp_test_gpu_alloc(n.workspace_bytes);
+    opp_ft_nonpad_call(&pad, &a24, OPP_ALGO_TF32X3, &n);
     assert_opp_status(opp_hgpu_nonpad_run(&n), OPP_STATUS_NOT_SUPPORTED_ARCH,
                       "TF32X3 needs compute capability 9.0");
     opp_test_gpu_sync();
