@@ -116,8 +116,10 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * softcap's precede it), so the softmax runs after P V instead of under
      * it. 1: a branch on the rows' sums that is never taken (l >= 0 or NaN)
      * sits between them, and ptxas keeps the order (every EX2 before the
-     * wait; ptxas-clean at D 64 / 128 / 256). Not yet measured on a GPU
-     * (bench/RESULTS.md, twenty-second session), hence 0 */
+     * wait; ptxas-clean at D 64 / 128 / 256). The same bits; on an H100
+     * 0.2-1.3 % faster on prefill, softcap, encoder and short_many, 0.3-1.7 %
+     * slower on the D 64 / 128 / 256 sweep cases (bench/RESULTS.md,
+     * twenty-third session), hence 0 */
     static constexpr bool SOFTMAX_FIRST = OPP__HOPPER_SOFTMAX_FIRST != 0;
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
     static_assert(STAGES == 2 || STAGES == 4, "a power of two, <= 4 (the mbarrier area)");

@@ -192,7 +192,9 @@
  * DB 64, a compile-time switch for A/B builds: 64 (8 rows a thread, three
  * blocks an SM) or 32 (4 rows a thread, four blocks an SM: the longest
  * tiles of a causal batch, its critical path, take a quarter of an SM
- * instead of a third); a row's arithmetic, so its bits, are the same. */
+ * instead of a third); a row's arithmetic, so its bits, are the same. 32
+ * made prefill_f32 8 % slower on an H100 (bench/RESULTS.md, twenty-third
+ * session): the smaller register tile costs more than the path saves. */
 #ifndef OPP__FFMA_BM_D64
 #define OPP__FFMA_BM_D64 64
 #endif
