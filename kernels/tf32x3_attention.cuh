@@ -119,20 +119,9 @@ __device__ __forceinline__ uint64_t tf32x3_desc(uint32_t tile, int ks) {
                              (uint32_t)(ks & 3) * 32u);
 }
 
-__device__ __forceinline__ void tf32x3_st128(uint32_t addr, uint32_t x, uint32_t y, uint32_t z,
-                                             uint32_t w) {
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(x), "r"(y), "r"(z),
-                 "r"(w)
-                 : "memory");
-}
-
-__device__ __forceinline__ float4 tf32x3_ld128(uint32_t addr) {
-    float4 v;
-    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "r"(addr)
-                 : "memory");
-    return v;
+/* Stores v[0..3] at shared address addr (hop_st_shared_v4). */
+__device__ __forceinline__ void tf32x3_st4(uint32_t addr, const uint32_t (&v)[4]) {
+    hop_st_shared_v4(addr, (int32_t)v[0], (int32_t)v[1], (int32_t)v[2], (int32_t)v[3]);
 }
 
 __device__ __forceinline__ float tf32x3_ld32(uint32_t addr) {
@@ -151,14 +140,14 @@ template <class C> __device__ __forceinline__ void tf32x3_split_k(uint32_t base,
     for (int it = 0; it < C::BN * C::CHUNKS / C::THREADS; ++it) {
         const int i = tid + C::THREADS * it, r = i / C::CHUNKS, c = i % C::CHUNKS;
         const uint32_t off = tf32x3_swz<C>(r, c);
-        const float4 x = tf32x3_ld128(base + C::K_HI + off);
+        const int4 x = hop_ld_shared_v4(base + C::K_HI + off);
         uint32_t h[4], lo[4];
-        tf32x3_split(x.x, h[0], lo[0]);
-        tf32x3_split(x.y, h[1], lo[1]);
-        tf32x3_split(x.z, h[2], lo[2]);
-        tf32x3_split(x.w, h[3], lo[3]);
-        tf32x3_st128(base + C::K_HI + off, h[0], h[1], h[2], h[3]);
-        tf32x3_st128(base + C::K_LO + off, lo[0], lo[1], lo[2], lo[3]);
+        tf32x3_split(__int_as_float(x.x), h[0], lo[0]);
+        tf32x3_split(__int_as_float(x.y), h[1], lo[1]);
+        tf32x3_split(__int_as_float(x.z), h[2], lo[2]);
+        tf32x3_split(__int_as_float(x.w), h[3], lo[3]);
+        tf32x3_st4(base + C::K_HI + off, h);
+        tf32x3_st4(base + C::K_LO + off, lo);
     }
 }
 
@@ -179,8 +168,8 @@ template <class C> __device__ __forceinline__ void tf32x3_split_v(uint32_t base,
                          h[u], lo[u]);
         }
         const uint32_t off = tf32x3_swz<C>(d, c);
-        tf32x3_st128(base + C::V_HI + off, h[0], h[1], h[2], h[3]);
-        tf32x3_st128(base + C::V_LO + off, lo[0], lo[1], lo[2], lo[3]);
+        tf32x3_st4(base + C::V_HI + off, h);
+        tf32x3_st4(base + C::V_LO + off, lo);
     }
 }
 
