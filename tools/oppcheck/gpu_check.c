@@ -71,11 +71,9 @@ static int run_layout(const opp_lb_t *lb, int32_t rank, opp_lb_poison_t poison, 
     p.desc.algo = algo;
     int rc = 0;
     char name[96];
-    snprintf(name, sizeof(name), "%s (Attention-24 %dD, %s pad) vs packed",
-             algo == OPP_ALGO_FAST     ? "FAST kernel"
-             : algo == OPP_ALGO_TF32X3 ? "TF32X3 kernel"
-                                       : "exact GPU kernel",
-             (int)rank, poison == OPP_LB_POISON_NAN ? "NaN" : "finite");
+    snprintf(name, sizeof(name), "%s%s kernel (Attention-24 %dD, %s pad) vs packed",
+             oppcheck_algo_name(algo), algo == OPP_ALGO_EXACT ? " GPU" : "", (int)rank,
+             poison == OPP_LB_POISON_NAN ? "NaN" : "finite");
     oppcheck_row_t *row = oppcheck_table_add(t, name);
     opp_status_t st = opp_attention24_nonpad_workspace_size(&p.desc, &p.workspace_bytes);
     if (opp_hgpu_status_ok(st, "opp_attention24_nonpad_workspace_size")) {
@@ -135,7 +133,7 @@ static int run_fast(const opp_lb_t *lb, const oppcheck_opts_t *o, opp_hgpu_packe
                     const oppcheck_row_t **err_row) {
     const size_t es = opp_dtype_size(lb->dtype);
     const size_t n = opp_hgpu_out_elems(lb);
-    const char *alg = algo == OPP_ALGO_TF32X3 ? "TF32X3" : "FAST";
+    const char *alg = oppcheck_algo_name(algo);
     *err_row = NULL;
     r->desc.algo = algo;
     int32_t sm = 0;

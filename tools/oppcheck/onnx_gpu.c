@@ -235,9 +235,8 @@ static int check_kernel(oppcheck_onnx_gpu_t *g, const char *path,
                         const opp_ref_attention24_sizes_t *n, const opp_ref_attention24_desc_t *d,
                         const opp_ref_attention24_tensors_t *ref,
                         const opp_ref_attention24_tensors_t *dev, opp_algo_t algo) {
-    const char *kernel = algo == OPP_ALGO_FAST     ? "FAST kernel"
-                         : algo == OPP_ALGO_TF32X3 ? "TF32X3 kernel"
-                                                   : "exact kernel";
+    char kernel[32];
+    snprintf(kernel, sizeof(kernel), "%s kernel", oppcheck_algo_name(algo));
     const char *why = exact_not_applicable(d);
     if (why != NULL) {
         printf("%s: %s: not run (%s)\n", path, kernel, why);

@@ -50,6 +50,12 @@ void oppcheck_table_print(const oppcheck_table_t *t);
 /* Monotonic wall-clock milliseconds. */
 double oppcheck_now_ms(void);
 
+/* The name oppcheck's lines give the kernels of algo: "exact", "FAST" or
+ * "TF32X3" (the approximate paths by their algorithm's name). */
+static inline const char *oppcheck_algo_name(opp_algo_t algo) {
+    return algo == OPP_ALGO_FAST ? "FAST" : (algo == OPP_ALGO_TF32X3 ? "TF32X3" : "exact");
+}
+
 /* Runs the CPU references on lb; fills the table. Returns 0 if everything
  * agreed, 1 on a disagreement, 2 on an error (message printed). */
 int oppcheck_run_cpu(const opp_lb_t *lb, const oppcheck_opts_t *o, oppcheck_table_t *t,
