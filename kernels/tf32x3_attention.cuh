@@ -93,16 +93,42 @@ template <int DB_> struct tf32x3_cfg {
 
 // --- small pieces
 
+/* Compile-time switches for A/B builds (tools/ab_defines.sh):
+ *   OPP__TF32X3_LO_RN    1: lo rounded to tf32 to nearest as well (a
+ *                        Veltkamp split, three fp32 operations), instead of
+ *                        the tensor core's truncation of it: about half the
+ *                        lo term's error, other bits than 0's.
+ *   OPP__TF32X3_V_UNDER_QK  1: V_j's split runs while S = Q K_j^T is on the
+ *                        tensor cores (one barrier a key block fewer; K_{j+1}
+ *                        and V_{j+1} load together after S); 2: that, and
+ *                        K_{j+1}'s split under O += P V_j; the same bits. */
+#ifndef OPP__TF32X3_LO_RN
+#define OPP__TF32X3_LO_RN 0
+#endif
+#ifndef OPP__TF32X3_V_UNDER_QK
+#define OPP__TF32X3_V_UNDER_QK 0
+#endif
+
 /* x = hi + lo, exactly: hi = x rounded to tf32 (11 significant bits) to
  * nearest, ties away from zero - cvt.rna.tf32.f32's result for finite x
  * and +-inf, in two integer operations where ptxas emulates cvt.rna in
  * four on sm_90 - and lo = x - hi (exact: |lo| <= half a tf32 ulp of x),
  * left in fp32 for the tensor core, which reads the top 19 bits of a tf32
  * operand (truncation: lo's own error is below 2^-10 |lo| <= 2^-21 |x|).
- * A NaN x makes lo NaN (whatever hi is), so NaN reaches the products. */
+ * A NaN x makes lo NaN (whatever hi is), so NaN reaches the products.
+ * OPP__TF32X3_LO_RN: lo itself rounded to 11 significant bits to nearest
+ * (Veltkamp: t = 8193 lo, lo - ... = t - (t - lo), each operation rounded
+ * on its own, never contracted; |lo| <= 2^-11 |x| keeps t finite), so lo's
+ * own error is below 2^-11 |lo| <= 2^-22 |x|; NaN stays NaN. */
 __device__ __forceinline__ void tf32x3_split(float x, uint32_t &hi, uint32_t &lo) {
     hi = (__float_as_uint(x) + 0x1000u) & 0xFFFFE000u;
-    lo = __float_as_uint(x - __uint_as_float(hi));
+    const float r = __fsub_rn(x, __uint_as_float(hi));
+#if OPP__TF32X3_LO_RN
+    const float t = __fmul_rn(r, 8193.0f);
+    lo = __float_as_uint(__fsub_rn(t, __fsub_rn(t, r)));
+#else
+    lo = __float_as_uint(r);
+#endif
 }
 
 /* Byte offset of 16-byte chunk c (columns 4c .. 4c+3) of row r in a
@@ -136,7 +162,11 @@ __device__ __forceinline__ float tf32x3_ld32(uint32_t addr) {
  * 128 it, row i / CHUNKS; a quarter warp splits the eight chunks of a row's
  * panel, conflict-free. Every thread of the block calls it. */
 template <class C> __device__ __forceinline__ void tf32x3_split_k(uint32_t base, int tid) {
+#if OPP__TF32X3_V_UNDER_QK == 2
+#pragma unroll 2 /* under P V: fewer registers in flight */
+#else
 #pragma unroll
+#endif
     for (int it = 0; it < C::BN * C::CHUNKS / C::THREADS; ++it) {
         const int i = tid + C::THREADS * it, r = i / C::CHUNKS, c = i % C::CHUNKS;
         const uint32_t off = tf32x3_swz<C>(r, c);
@@ -363,7 +393,32 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
             tf32x3_split(s[n][3], ph[n][3], pl[n][3]);
         }
     };
+#if OPP__TF32X3_V_UNDER_QK == 2
+    if (nkb > 0) {
+        tf32x3_split_k<C>(base, tid);
+        hop_fence_proxy_async();
+        __syncthreads(); /* K_0's split written */
+    }
+#endif
     for (int32_t j = 0; j < nkb; ++j) {
+#if OPP__TF32X3_V_UNDER_QK
+#if OPP__TF32X3_V_UNDER_QK != 2
+        tf32x3_split_k<C>(base, tid);
+        hop_fence_proxy_async(); /* the split's generic writes before the wgmma reads */
+        __syncthreads();         /* every K split written */
+#endif
+        tf32x3_qk<C>(s, qh, ql, base);
+        tf32x3_split_v<C>(base, tid); /* V_HI / V_LO free: P V_{j-1} waited and synced */
+        hop_fence_proxy_async();
+        wgmma_wait<0>();
+        tf32x3_fence(s);
+        __syncthreads(); /* every warp's S done (K free), every V split written (V_ST free) */
+        if (j + 1 < nkb) {
+            load_k(j + 1);
+            load_v(j + 1);
+        }
+        flash_cp_async_commit();
+#else
         tf32x3_split_k<C>(base, tid);
         tf32x3_split_v<C>(base, tid);
         hop_fence_proxy_async(); /* the splits' generic writes before the wgmma reads */
@@ -380,14 +435,29 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
             load_k(j + 1);
         }
         flash_cp_async_commit();
+#endif
         softmax(j);
         tf32x3_pv<C>(o, ph, pl, base);
+#if OPP__TF32X3_V_UNDER_QK == 2
+        flash_cp_async_wait<0>();
+        __syncthreads(); /* K_{j+1}, V_{j+1} landed */
+        if (j + 1 < nkb) {
+            tf32x3_split_k<C>(base, tid); /* under P V_j, which reads V only */
+            hop_fence_proxy_async();
+        }
+        wgmma_wait<0>();
+        tf32x3_fence(o);
+        tf32x3_fence(ph);
+        tf32x3_fence(pl);
+        __syncthreads(); /* every warp's P V done; K_{j+1}'s split written */
+#else
         wgmma_wait<0>();
         tf32x3_fence(o);
         tf32x3_fence(ph);
         tf32x3_fence(pl);
         flash_cp_async_wait<0>();
         __syncthreads(); /* K_{j+1}, V_{j+1} landed; every warp's P V done */
+#endif
     }
 
     /* O / l and LSE, rows of the sequence only, columns < Dv only */

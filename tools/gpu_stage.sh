@@ -32,6 +32,11 @@
 #                                            kernel_list.h's include guard), e.g.
 #                                            --ab-define sf=HEAD:OPP__HOPPER_SOFTMAX_FIRST=1;
 #                                            stage/ab/NAME/DEFINES names them
+#   bash tools/gpu_stage.sh --ab-tests T1,T2  the tests each --ab / --ab-portable /
+#                                            --ab-define build stages (default
+#                                            fast_gpu_test; e.g. tf32x3_gpu_test for a
+#                                            TF32X3 switch); stage/ab.sh --tests runs
+#                                            fast_gpu_test where staged
 #   bash tools/gpu_stage.sh --tests T1,T2    build and stage only these test binaries
 #                                            of //tests (e.g. fast_gpu_test,ffma_gpu_test):
 #                                            room for more --ab builds under the 64 MiB
@@ -94,6 +99,7 @@ ab_tests=() # 1: with fast_gpu_test (--ab, --ab-portable), 0: oppbench alone (--
 ab_portable=() # 1: the Hopper rows left out (--ab-portable), else 0
 ab_defines=()  # MACRO=V[,MACRO=V] of --ab-define, else ""
 tests_only="" # --tests: comma-separated test names
+ab_test_list=fast_gpu_test # --ab-tests: the tests each --ab build stages
 while [ $# -gt 0 ]; do
     a=$1
     shift
@@ -123,6 +129,14 @@ while [ $# -gt 0 ]; do
         if [ "$a" = --ab-bench ]; then ab_tests+=(0); else ab_tests+=(1); fi
         if [ "$a" = --ab-portable ]; then ab_portable+=(1); else ab_portable+=(0); fi
         ab_defines+=("$defs")
+        shift
+        ;;
+    --ab-tests)
+        [ $# -gt 0 ] && [[ $1 =~ ^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$ ]] || {
+            echo "gpu_stage: --ab-tests needs NAME[,NAME] (test binaries of //tests), got '${1:-}'" >&2
+            exit 2
+        }
+        ab_test_list=$1
         shift
         ;;
     --tests)
@@ -249,7 +263,10 @@ for k in "${!ab[@]}"; do
     spec=${ab[$k]}
     name=${spec%%=*} ref=${spec#*=}
     outs=(bench/oppbench) # bazel-bin paths; the label of p is //${p%/*}:${p#*/}
-    [ "${ab_tests[$k]}" -eq 1 ] && outs+=(tests/fast_gpu_test)
+    if [ "${ab_tests[$k]}" -eq 1 ]; then
+        IFS=, read -ra abt <<<"$ab_test_list"
+        for t in "${abt[@]}"; do outs+=("tests/$t"); done
+    fi
     targets=()
     for o in "${outs[@]}"; do targets+=("//${o%/*}:${o#*/}"); done
     commit=$(git rev-parse --verify --quiet "$ref^{commit}") || die "--ab $spec: no commit $ref"
