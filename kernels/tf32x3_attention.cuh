@@ -101,12 +101,21 @@ template <int DB_> struct tf32x3_cfg {
  *   OPP__TF32X3_V_UNDER_QK  1: V_j's split runs while S = Q K_j^T is on the
  *                        tensor cores (one barrier a key block fewer; K_{j+1}
  *                        and V_{j+1} load together after S); 2: that, and
- *                        K_{j+1}'s split under O += P V_j; the same bits. */
+ *                        K_{j+1}'s split under O += P V_j; the same bits.
+ *   OPP__TF32X3_O_FRESH  1: P V_j into fresh accumulators, then O = alpha O
+ *                        + (P V_j) in one FFMA an element (in place of the
+ *                        rescale and the products' accumulation into O): the
+ *                        tensor core's additions, which truncate, then round
+ *                        against one block's sum instead of all of O; other
+ *                        bits than 0's. */
 #ifndef OPP__TF32X3_LO_RN
 #define OPP__TF32X3_LO_RN 0
 #endif
 #ifndef OPP__TF32X3_V_UNDER_QK
 #define OPP__TF32X3_V_UNDER_QK 0
+#endif
+#ifndef OPP__TF32X3_O_FRESH
+#define OPP__TF32X3_O_FRESH 0
 #endif
 
 /* x = hi + lo, exactly: hi = x rounded to tf32 (11 significant bits) to
@@ -240,10 +249,12 @@ __device__ __forceinline__ void tf32x3_qk(float (&s)[C::N8][4], uint32_t (&qh)[C
 }
 
 /* Issues O += P V_j (one committed group): per 8-key group lo x hi, hi x
- * lo, hi x hi. o: [O8][4] accumulators; ph, pl: P's fragments. */
+ * lo, hi x hi. o: [O8][4] accumulators (fresh: overwritten, O = P V_j);
+ * ph, pl: P's fragments. */
 template <class C>
 __device__ __forceinline__ void tf32x3_pv(float (&o)[C::O8][4], uint32_t (&ph)[C::N8][4],
-                                          uint32_t (&pl)[C::N8][4], uint32_t base) {
+                                          uint32_t (&pl)[C::N8][4], uint32_t base,
+                                          bool fresh = false) {
     float(&of)[32] = *reinterpret_cast<float(*)[32]>(&o[0][0]);
     tf32x3_fence(ph);
     tf32x3_fence(pl);
@@ -252,7 +263,7 @@ __device__ __forceinline__ void tf32x3_pv(float (&o)[C::O8][4], uint32_t (&ph)[C
 #pragma unroll
     for (int n = 0; n < C::N8; ++n) {
         const uint64_t dh = tf32x3_desc(base + C::V_HI, n), dl = tf32x3_desc(base + C::V_LO, n);
-        wgmma_tf32_rs_n64(of, pl[n], dh, 1);
+        wgmma_tf32_rs_n64(of, pl[n], dh, !fresh || n > 0);
         wgmma_tf32_rs_n64(of, ph[n], dl, 1);
         wgmma_tf32_rs_n64(of, ph[n], dh, 1);
     }
@@ -364,7 +375,26 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
      * 2 qc + 1 are its columns qc, qc + 4 (V_HI / V_LO hold the keys in
      * that order) */
     float s[C::N8][4];
+    float alpha[2];
     uint32_t ph[C::N8][4], pl[C::N8][4];
+    /* after P V_j's wait: its accumulators fenced; O_FRESH: P V_j went to
+     * oj, and O = alpha O + oj, one rounding an element, row h of the pair
+     * by alpha[h] (exactly 1 for an unchanged max: then O + oj) */
+    float oj[C::O8][4];
+    auto pv_done = [&]() {
+        if (OPP__TF32X3_O_FRESH) {
+            tf32x3_fence(oj);
+#pragma unroll
+            for (int n = 0; n < C::O8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    o[n][e] = fmaf(o[n][e], alpha[e / 2], oj[n][e]);
+                }
+            }
+        } else {
+            tf32x3_fence(o);
+        }
+    };
     auto softmax = [&](int32_t j) {
         /* softcap first (before any mask), in the log2 domain: then sl = 1 */
         if (a.cap_log2 != 0.0f) {
@@ -380,11 +410,12 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
                 flash_mask_row<C::N8>(s, h, kend, qc);
             }
         }
-        float alpha[2];
         flash_softmax_rows<C::N8>(s, m, l, alpha, sl);
+#if !OPP__TF32X3_O_FRESH
         if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
             flash_rescale_rows<C::O8>(o, alpha);
         }
+#endif
 #pragma unroll
         for (int n = 0; n < C::N8; ++n) {
             tf32x3_split(s[n][0], ph[n][0], pl[n][0]);
@@ -437,7 +468,7 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
         flash_cp_async_commit();
 #endif
         softmax(j);
-        tf32x3_pv<C>(o, ph, pl, base);
+        tf32x3_pv<C>(OPP__TF32X3_O_FRESH ? oj : o, ph, pl, base, OPP__TF32X3_O_FRESH != 0);
 #if OPP__TF32X3_V_UNDER_QK == 2
         flash_cp_async_wait<0>();
         __syncthreads(); /* K_{j+1}, V_{j+1} landed */
@@ -446,13 +477,13 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
             hop_fence_proxy_async();
         }
         wgmma_wait<0>();
-        tf32x3_fence(o);
+        pv_done();
         tf32x3_fence(ph);
         tf32x3_fence(pl);
         __syncthreads(); /* every warp's P V done; K_{j+1}'s split written */
 #else
         wgmma_wait<0>();
-        tf32x3_fence(o);
+        pv_done();
         tf32x3_fence(ph);
         tf32x3_fence(pl);
         flash_cp_async_wait<0>();
