@@ -104,10 +104,12 @@ template <int DB_> struct tf32x3_cfg {
  *                        K_{j+1}'s split under O += P V_j; the same bits.
  *   OPP__TF32X3_O_FRESH  1: P V_j into fresh accumulators, then O = alpha O
  *                        + (P V_j) in one FFMA an element (in place of the
- *                        rescale and the products' accumulation into O): the
- *                        tensor core's additions, which truncate, then round
- *                        against one block's sum instead of all of O; other
- *                        bits than 0's. */
+ *                        rescale and the products' accumulation into O), and
+ *                        in both products the small terms of every k step
+ *                        first (tf32x3_issue): the tensor core's additions,
+ *                        which truncate, then round against one block's
+ *                        small terms or sum instead of all of O; other bits
+ *                        than 0's (bench/tf32x3_model.py models it). */
 #ifndef OPP__TF32X3_LO_RN
 #define OPP__TF32X3_LO_RN 0
 #endif
@@ -227,8 +229,43 @@ template <class T, int N, int M> __device__ __forceinline__ void tf32x3_fence(T 
     }
 }
 
-/* Issues S = Q K_j^T (one committed group): per k8 step lo x hi, hi x lo,
- * hi x hi. s: [N8][4] accumulators (overwritten); qh, ql: Q's fragments. */
+/* Issues d (+)= A B for the STEPS k8 steps of A's fragments (ah, al: hi,
+ * lo) against B's K-major tiles at b_hi / b_lo (step k: tf32x3_desc(., k)),
+ * three products a step: lo x hi, hi x lo, hi x hi. fresh: the first
+ * product overwrites d. Order: per step the three (OPP__TF32X3_O_FRESH 0),
+ * or every step's lo x hi, then every hi x lo, then every hi x hi (1: the
+ * small terms summed while d is still small, so that the truncating
+ * additions round against them and not against the full sum). */
+template <int STEPS>
+__device__ __forceinline__ void tf32x3_issue(float (&d)[32], uint32_t (&ah)[STEPS][4],
+                                             uint32_t (&al)[STEPS][4], uint32_t b_hi, uint32_t b_lo,
+                                             bool fresh) {
+    if (OPP__TF32X3_O_FRESH) {
+#pragma unroll
+        for (int k = 0; k < STEPS; ++k) {
+            wgmma_tf32_rs_n64(d, al[k], tf32x3_desc(b_hi, k), !fresh || k > 0);
+        }
+#pragma unroll
+        for (int k = 0; k < STEPS; ++k) {
+            wgmma_tf32_rs_n64(d, ah[k], tf32x3_desc(b_lo, k), 1);
+        }
+#pragma unroll
+        for (int k = 0; k < STEPS; ++k) {
+            wgmma_tf32_rs_n64(d, ah[k], tf32x3_desc(b_hi, k), 1);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < STEPS; ++k) {
+            const uint64_t dh = tf32x3_desc(b_hi, k), dl = tf32x3_desc(b_lo, k);
+            wgmma_tf32_rs_n64(d, al[k], dh, !fresh || k > 0);
+            wgmma_tf32_rs_n64(d, ah[k], dl, 1);
+            wgmma_tf32_rs_n64(d, ah[k], dh, 1);
+        }
+    }
+}
+
+/* Issues S = Q K_j^T (one committed group). s: [N8][4] accumulators
+ * (overwritten); qh, ql: Q's fragments. */
 template <class C>
 __device__ __forceinline__ void tf32x3_qk(float (&s)[C::N8][4], uint32_t (&qh)[C::KS][4],
                                           uint32_t (&ql)[C::KS][4], uint32_t base) {
@@ -237,20 +274,13 @@ __device__ __forceinline__ void tf32x3_qk(float (&s)[C::N8][4], uint32_t (&qh)[C
     tf32x3_fence(ql);
     tf32x3_fence(s);
     wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < C::KS; ++ks) {
-        const uint64_t dh = tf32x3_desc(base + C::K_HI, ks), dl = tf32x3_desc(base + C::K_LO, ks);
-        wgmma_tf32_rs_n64(sf, ql[ks], dh, ks > 0);
-        wgmma_tf32_rs_n64(sf, qh[ks], dl, 1);
-        wgmma_tf32_rs_n64(sf, qh[ks], dh, 1);
-    }
+    tf32x3_issue<C::KS>(sf, qh, ql, base + C::K_HI, base + C::K_LO, true);
     wgmma_commit();
     tf32x3_fence(s);
 }
 
-/* Issues O += P V_j (one committed group): per 8-key group lo x hi, hi x
- * lo, hi x hi. o: [O8][4] accumulators (fresh: overwritten, O = P V_j);
- * ph, pl: P's fragments. */
+/* Issues O += P V_j (one committed group; k: the 8-key groups). o: [O8][4]
+ * accumulators (fresh: overwritten, O = P V_j); ph, pl: P's fragments. */
 template <class C>
 __device__ __forceinline__ void tf32x3_pv(float (&o)[C::O8][4], uint32_t (&ph)[C::N8][4],
                                           uint32_t (&pl)[C::N8][4], uint32_t base,
@@ -260,13 +290,7 @@ __device__ __forceinline__ void tf32x3_pv(float (&o)[C::O8][4], uint32_t (&ph)[C
     tf32x3_fence(pl);
     tf32x3_fence(o);
     wgmma_fence();
-#pragma unroll
-    for (int n = 0; n < C::N8; ++n) {
-        const uint64_t dh = tf32x3_desc(base + C::V_HI, n), dl = tf32x3_desc(base + C::V_LO, n);
-        wgmma_tf32_rs_n64(of, pl[n], dh, !fresh || n > 0);
-        wgmma_tf32_rs_n64(of, ph[n], dl, 1);
-        wgmma_tf32_rs_n64(of, ph[n], dh, 1);
-    }
+    tf32x3_issue<C::N8>(of, ph, pl, base + C::V_HI, base + C::V_LO, fresh);
     wgmma_commit();
     tf32x3_fence(o);
 }
