@@ -22,7 +22,7 @@ cur RMS 1.77e-7, fresh 4.9e-9, ffma 1.08e-8 at L_kv 1024 (defaults).
 """
 import argparse
 
-import numpy as np
+np = None  # numpy, imported in main() so that --help needs none
 
 
 def bits_and(x, mask):
@@ -117,6 +117,9 @@ def main():
     a = ap.parse_args()
     if a.lkv < 1 or a.trials < 1:
         ap.error("--lkv and --trials must be at least 1")
+    global np
+    import numpy
+    np = numpy
     rng = np.random.default_rng(a.seed)
     err = {"cur": [], "fresh": [], "ffma": []}
     for t in range(a.trials):

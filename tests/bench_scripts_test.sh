@@ -52,10 +52,10 @@ has() {
     fi
 }
 
-for f in bench_common.py fa2_sweep.py fa2_accuracy.py compare.py sched_model.py hop_trace.py; do
+for f in bench_common.py fa2_sweep.py fa2_accuracy.py compare.py sched_model.py hop_trace.py tf32x3_model.py; do
     expect "compile_$f" 0 python3 -c "compile(open('$bench/$f').read(), '$f', 'exec')"
 done
-for f in fa2_sweep.py fa2_accuracy.py compare.py sched_model.py hop_trace.py; do
+for f in fa2_sweep.py fa2_accuracy.py compare.py sched_model.py hop_trace.py tf32x3_model.py; do
     expect "help_$f" 0 python3 "$bench/$f" --help
     has "help_$f" "usage:"
 done
@@ -169,6 +169,19 @@ cat >"$work/sched.json" <<'JSON'
 {"version": 1, "workloads": [{"name": "t", "dtype": "bf16", "heads": 1, "kv_heads": 1,
  "head_size": 128, "causal": false, "lq": [384, 128], "lkv": [128, 384]}]}
 JSON
+# tf32x3_model.py on a short row block: the three modes print, and fresh
+# accumulation (OPP__TF32X3_O_FRESH 1) models a smaller RMS than the current
+# order; a bad --lkv is refused
+expect tf32x3_model 0 python3 "$bench/tf32x3_model.py" --lkv 128 --trials 1
+has tf32x3_model "ffma   max abs"
+rms() { awk -v m="$1" '$1 == m {print $NF}' "$work/tf32x3_model.out"; }
+if python3 -c "import sys; sys.exit(0 if float('$(rms fresh)') < float('$(rms cur)') else 1)" 2>/dev/null; then
+    ok "tf32x3_model: fresh RMS $(rms fresh) < cur $(rms cur)"
+else
+    bad "tf32x3_model: fresh RMS '$(rms fresh)' not below cur '$(rms cur)'"
+fi
+expect tf32x3_model_bad 2 python3 "$bench/tf32x3_model.py" --lkv 0
+
 expect sched_model 0 python3 "$bench/sched_model.py" --workloads "$work/sched.json" --sms 2 --overhead 0
 has sched_model "| t | 4 | 1.333 | 1.000 | 1.333 | 1.000 |"
 # --ahead 1 (the claim queue): each SM holds one claimed item beyond the
