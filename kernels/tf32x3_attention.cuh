@@ -13,11 +13,17 @@
  * significant bits) and lo = x - hi (exact; the tensor core truncates it to
  * tf32), and a product a b into lo_a hi_b + hi_a lo_b + hi_a hi_b (the
  * lo x lo term, about 2^-22 of a b, is dropped), each a tf32 wgmma with
- * fp32 accumulation, the two small terms first at every k step. The tf32
+ * fp32 accumulation: first every k step's lo x hi, then every hi x lo, then
+ * every hi x hi (tf32x3_issue). The tensor core's additions truncate, so
+ * each key block's P V_j goes to fresh accumulators, added to O as
+ * O = alpha O + P V_j by FFMA (one rounding to nearest): its additions then
+ * round against one block's small terms or sum, not all of O
+ * (OPP__TF32X3_O_FRESH; bench/tf32x3_model.py models it). The tf32
  * tensor-core peak is half of bf16's, so three products take six times a
- * bf16 kernel's tensor time, for an error near fp32's
- * (tests/tf32x3_gpu_test.c measures it against EXACT and against the FFMA
- * kernel's on the same inputs). Non-finite inputs: an infinite element (or
+ * bf16 kernel's tensor time, for an error at fp32's: on an H100, max abs
+ * 0.50x and RMS 0.73x the FFMA kernel's on prefill_f32 (bench/RESULTS.md,
+ * twenty-fourth session; tests/tf32x3_gpu_test.c measures it against EXACT
+ * and against the FFMA kernel's on the same inputs). Non-finite inputs: an infinite element (or
  * a finite one within half a tf32 ulp of FLT_MAX, whose hi rounds to inf)
  * has lo = inf - inf = NaN, so what reads it is NaN where the FFMA kernel
  * may give +-inf; a NaN stays NaN.
@@ -43,16 +49,18 @@
  *                t and t + 4), no shuffle of P.
  *   Q_ST, V_ST   [64][DB + 4] staging rows: Q (read into registers once per
  *                item, split there) and V_j before its split-transpose.
- * Per key block j: split K_j (in place) and V_j (transposed); barrier;
- * V_{j+1} loads; S = Q K_j^T (3 KS wgmmas); K_{j+1} loads once S is done;
- * softcap, masks, online softmax (kernels/softmax_rows.cuh, the flash
- * kernel's arithmetic on the same accumulator layout); P split in
- * registers; O += P V_j (3 BN / 8 wgmmas). Two blocks an SM: one's splits
- * and softmax run under the other's products.
+ * Per key block j (OPP__TF32X3_V_UNDER_QK 1): split K_j (in place);
+ * barrier; S = Q K_j^T issued (3 KS wgmmas), V_j split (transposed) while
+ * it runs; barrier; K_{j+1} and V_{j+1} load; softcap, masks, online
+ * softmax (kernels/softmax_rows.cuh, the flash kernel's arithmetic on the
+ * same accumulator layout); P split in registers; P V_j (3 BN / 8 wgmmas)
+ * into fresh accumulators, then O = alpha O + P V_j. Two blocks an SM:
+ * one's splits and softmax run under the other's products.
  *
  * Arithmetic of a row: S[r][k] = the wgmma sums over d in k8 steps
- * ascending; p = 2^(s sl - m sl), alpha exactly 1 for an unchanged max,
- * rows with max -inf use 0; O / l (0 for l = 0); LSE (m sl + log2 l) ln 2.
+ * ascending (in tf32x3_issue's order); p = 2^(s sl - m sl), alpha exactly 1
+ * for an unchanged max, rows with max -inf use 0; O = fmaf(O, alpha, P V_j)
+ * per block; O / l (0 for l = 0); LSE (m sl + log2 l) ln 2.
  * Batch invariance (DESIGN.md section 4): a row's arithmetic depends only
  * on its query, its sequence's keys and the key-block grid (anchored at key
  * 0, static BN): the rows beside it in the tile, the layout and the batch
@@ -93,15 +101,20 @@ template <int DB_> struct tf32x3_cfg {
 
 // --- small pieces
 
-/* Compile-time switches for A/B builds (tools/ab_defines.sh):
+/* Compile-time switches for A/B builds (tools/ab_defines.sh). The
+ * defaults, V_UNDER_QK 1 and O_FRESH 1, are the build measured on an H100
+ * in the twenty-fourth session (bench/RESULTS.md); 0 and 0 is the kernel
+ * before it, whose error was 5-12x the FFMA kernel's. LO_RN 1 and
+ * V_UNDER_QK 2 build (no spill) but have not run on a GPU.
  *   OPP__TF32X3_LO_RN    1: lo rounded to tf32 to nearest as well (a
  *                        Veltkamp split, three fp32 operations), instead of
  *                        the tensor core's truncation of it: about half the
- *                        lo term's error, other bits than 0's.
+ *                        lo term's own error, which bench/tf32x3_model.py
+ *                        finds negligible; other bits.
  *   OPP__TF32X3_V_UNDER_QK  1: V_j's split runs while S = Q K_j^T is on the
  *                        tensor cores (one barrier a key block fewer; K_{j+1}
  *                        and V_{j+1} load together after S); 2: that, and
- *                        K_{j+1}'s split under O += P V_j; the same bits.
+ *                        K_{j+1}'s split under O += P V_j; the same bits as 0.
  *   OPP__TF32X3_O_FRESH  1: P V_j into fresh accumulators, then O = alpha O
  *                        + (P V_j) in one FFMA an element (in place of the
  *                        rescale and the products' accumulation into O), and
@@ -109,15 +122,15 @@ template <int DB_> struct tf32x3_cfg {
  *                        first (tf32x3_issue): the tensor core's additions,
  *                        which truncate, then round against one block's
  *                        small terms or sum instead of all of O; other bits
- *                        than 0's (bench/tf32x3_model.py models it). */
+ *                        than 0 (bench/tf32x3_model.py models it). */
 #ifndef OPP__TF32X3_LO_RN
 #define OPP__TF32X3_LO_RN 0
 #endif
 #ifndef OPP__TF32X3_V_UNDER_QK
-#define OPP__TF32X3_V_UNDER_QK 0
+#define OPP__TF32X3_V_UNDER_QK 1
 #endif
 #ifndef OPP__TF32X3_O_FRESH
-#define OPP__TF32X3_O_FRESH 0
+#define OPP__TF32X3_O_FRESH 1
 #endif
 
 /* x = hi + lo, exactly: hi = x rounded to tf32 (11 significant bits) to

@@ -64,7 +64,9 @@
  *    accumulator per step, three steps (the three products) per 8 keys of
  *    P V, so at most 3 * 2^13 / 8 * 2^-23 < 2^-11.4 of max |V| on the
  *    stream's longest rows (8192 keys), even if every step lost a whole ulp
- *    in the same direction.
+ *    in the same direction (the kernel's default, OPP__TF32X3_O_FRESH 1,
+ *    truncates against one key block's sum instead and adds the blocks to
+ *    O by FFMA, to nearest: far inside this).
  * 2^-14 + 2^-11.4 < 2^-11 = 8x FFMA's factor. The issue's criterion
  * (TF32X3_MAX_RATIO, on the measured errors of both kernels) is the sharper
  * check; this bound catches a wrong kernel (a missed key block, mask or
