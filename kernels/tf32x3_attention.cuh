@@ -23,10 +23,10 @@
  * bf16 kernel's tensor time, for an error at fp32's: on an H100, max abs
  * 0.50x and RMS 0.73x the FFMA kernel's on prefill_f32 (bench/RESULTS.md,
  * twenty-fourth session; tests/tf32x3_gpu_test.c measures it against EXACT
- * and against the FFMA kernel's on the same inputs). Non-finite inputs: an infinite element (or
- * a finite one within half a tf32 ulp of FLT_MAX, whose hi rounds to inf)
- * has lo = inf - inf = NaN, so what reads it is NaN where the FFMA kernel
- * may give +-inf; a NaN stays NaN.
+ * and against the FFMA kernel's on the same inputs). Non-finite inputs:
+ * an infinite element (or a finite one within half a tf32 ulp of FLT_MAX,
+ * whose hi rounds to inf) has lo = inf - inf = NaN, so what reads it is
+ * NaN where the FFMA kernel may give +-inf; a NaN stays NaN.
  *
  * Tiles: the FFMA kernel's (kernels/ffma_attention.cuh: its header has the
  * rules): one block of one warpgroup (128 threads) owns BM = 64 query rows
@@ -49,7 +49,7 @@
  *                t and t + 4), no shuffle of P.
  *   Q_ST, V_ST   [64][DB + 4] staging rows: Q (read into registers once per
  *                item, split there) and V_j before its split-transpose.
- * Per key block j (OPP__TF32X3_V_UNDER_QK 1): split K_j (in place);
+ * Per key block j: split K_j (in place);
  * barrier; S = Q K_j^T issued (3 KS wgmmas), V_j split (transposed) while
  * it runs; barrier; K_{j+1} and V_{j+1} load; softcap, masks, online
  * softmax (kernels/softmax_rows.cuh, the flash kernel's arithmetic on the
@@ -102,19 +102,17 @@ template <int DB_> struct tf32x3_cfg {
 // --- small pieces
 
 /* Compile-time switches for A/B builds (tools/ab_defines.sh). The
- * defaults, V_UNDER_QK 1 and O_FRESH 1, are the build measured on an H100
- * in the twenty-fourth session (bench/RESULTS.md); 0 and 0 is the kernel
- * before it, whose error was 5-12x the FFMA kernel's. LO_RN 1 and
- * V_UNDER_QK 2 build (no spill) but have not run on a GPU.
+ * default, O_FRESH 1, is the build measured on an H100 in the twenty-fourth
+ * session (bench/RESULTS.md); O_FRESH 0 sums as the kernel before it did,
+ * whose error was 5-12x the FFMA kernel's. LO_RN 1 builds (no spill) but
+ * has not run on a GPU. (V_j's split under S = Q K_j^T, the schedule below,
+ * was measured as a switch too: the same bits as splitting both first, and
+ * level to 1.2 % faster.)
  *   OPP__TF32X3_LO_RN    1: lo rounded to tf32 to nearest as well (a
  *                        Veltkamp split, three fp32 operations), instead of
  *                        the tensor core's truncation of it: about half the
  *                        lo term's own error, which bench/tf32x3_model.py
  *                        finds negligible; other bits.
- *   OPP__TF32X3_V_UNDER_QK  1: V_j's split runs while S = Q K_j^T is on the
- *                        tensor cores (one barrier a key block fewer; K_{j+1}
- *                        and V_{j+1} load together after S); 2: that, and
- *                        K_{j+1}'s split under O += P V_j; the same bits as 0.
  *   OPP__TF32X3_O_FRESH  1: P V_j into fresh accumulators, then O = alpha O
  *                        + (P V_j) in one FFMA an element (in place of the
  *                        rescale and the products' accumulation into O), and
@@ -125,9 +123,6 @@ template <int DB_> struct tf32x3_cfg {
  *                        than 0 (bench/tf32x3_model.py models it). */
 #ifndef OPP__TF32X3_LO_RN
 #define OPP__TF32X3_LO_RN 0
-#endif
-#ifndef OPP__TF32X3_V_UNDER_QK
-#define OPP__TF32X3_V_UNDER_QK 1
 #endif
 #ifndef OPP__TF32X3_O_FRESH
 #define OPP__TF32X3_O_FRESH 1
@@ -186,11 +181,7 @@ __device__ __forceinline__ float tf32x3_ld32(uint32_t addr) {
  * 128 it, row i / CHUNKS; a quarter warp splits the eight chunks of a row's
  * panel, conflict-free. Every thread of the block calls it. */
 template <class C> __device__ __forceinline__ void tf32x3_split_k(uint32_t base, int tid) {
-#if OPP__TF32X3_V_UNDER_QK == 2
-#pragma unroll 2 /* under P V: fewer registers in flight */
-#else
 #pragma unroll
-#endif
     for (int it = 0; it < C::BN * C::CHUNKS / C::THREADS; ++it) {
         const int i = tid + C::THREADS * it, r = i / C::CHUNKS, c = i % C::CHUNKS;
         const uint32_t off = tf32x3_swz<C>(r, c);
@@ -461,20 +452,10 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
             tf32x3_split(s[n][3], ph[n][3], pl[n][3]);
         }
     };
-#if OPP__TF32X3_V_UNDER_QK == 2
-    if (nkb > 0) {
-        tf32x3_split_k<C>(base, tid);
-        hop_fence_proxy_async();
-        __syncthreads(); /* K_0's split written */
-    }
-#endif
     for (int32_t j = 0; j < nkb; ++j) {
-#if OPP__TF32X3_V_UNDER_QK
-#if OPP__TF32X3_V_UNDER_QK != 2
         tf32x3_split_k<C>(base, tid);
         hop_fence_proxy_async(); /* the split's generic writes before the wgmma reads */
         __syncthreads();         /* every K split written */
-#endif
         tf32x3_qk<C>(s, qh, ql, base);
         tf32x3_split_v<C>(base, tid); /* V_HI / V_LO free: P V_{j-1} waited and synced */
         hop_fence_proxy_async();
@@ -486,46 +467,14 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
             load_v(j + 1);
         }
         flash_cp_async_commit();
-#else
-        tf32x3_split_k<C>(base, tid);
-        tf32x3_split_v<C>(base, tid);
-        hop_fence_proxy_async(); /* the splits' generic writes before the wgmma reads */
-        __syncthreads();         /* every split written; V_ST free */
-        if (j + 1 < nkb) {
-            load_v(j + 1);
-        }
-        flash_cp_async_commit();
-        tf32x3_qk<C>(s, qh, ql, base);
-        wgmma_wait<0>();
-        tf32x3_fence(s);
-        __syncthreads(); /* every warp's S done: K_HI, K_LO free */
-        if (j + 1 < nkb) {
-            load_k(j + 1);
-        }
-        flash_cp_async_commit();
-#endif
         softmax(j);
         tf32x3_pv<C>(OPP__TF32X3_O_FRESH ? oj : o, ph, pl, base, OPP__TF32X3_O_FRESH != 0);
-#if OPP__TF32X3_V_UNDER_QK == 2
-        flash_cp_async_wait<0>();
-        __syncthreads(); /* K_{j+1}, V_{j+1} landed */
-        if (j + 1 < nkb) {
-            tf32x3_split_k<C>(base, tid); /* under P V_j, which reads V only */
-            hop_fence_proxy_async();
-        }
-        wgmma_wait<0>();
-        pv_done();
-        tf32x3_fence(ph);
-        tf32x3_fence(pl);
-        __syncthreads(); /* every warp's P V done; K_{j+1}'s split written */
-#else
         wgmma_wait<0>();
         pv_done();
         tf32x3_fence(ph);
         tf32x3_fence(pl);
         flash_cp_async_wait<0>();
         __syncthreads(); /* K_{j+1}, V_{j+1} landed; every warp's P V done */
-#endif
     }
 
     /* O / l and LSE, rows of the sequence only, columns < Dv only */

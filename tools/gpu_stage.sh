@@ -95,7 +95,7 @@ build=1
 allow_missing=0
 testdata=1
 ab=()      # NAME=REF of --ab / --ab-bench / --ab-portable
-ab_tests=() # 1: with fast_gpu_test (--ab, --ab-portable), 0: oppbench alone (--ab-bench)
+ab_tests=() # 1: with the --ab-tests list (--ab, --ab-portable, --ab-define), 0: oppbench alone (--ab-bench)
 ab_portable=() # 1: the Hopper rows left out (--ab-portable), else 0
 ab_defines=()  # MACRO=V[,MACRO=V] of --ab-define, else ""
 tests_only="" # --tests: comma-separated test names
