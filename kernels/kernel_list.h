@@ -226,8 +226,24 @@
  * split into tf32 hi + lo, three tensor-core products per matrix product
  * (lo x hi, hi x lo, hi x hi) with fp32 accumulation; compute capability
  * 9.0 only (sm_90a wgmma); D, Dv <= 64, multiples of 4. AUTO never takes it. */
+/* OPP__TF32X3_WS 1: the warp-specialised kernel (kernels/tf32x3_ws.cuh:
+ * a producer warpgroup splits K and V for two consumer warpgroups of 64 rows
+ * each; BM 128, 384 threads); 0: one warpgroup a block
+ * (kernels/tf32x3_attention.cuh; BM 64, 128 threads). Its shared memory:
+ * two ring stages of four [64][DB] fp32 tiles, two landing stages of K
+ * [64][DB] and V [64][DB+4], 64 bytes of mbarriers, 1024 to align. */
+#ifndef OPP__TF32X3_WS
+#define OPP__TF32X3_WS 0
+#endif
+#define OPP__TF32X3_WS_SMEM_BYTES(DB) \
+    ((size_t)4 * (2 * 4 * 64 * (DB) + 2 * (64 * (DB) + 64 * ((DB) + 4))) + 64 + 1024)
+#if OPP__TF32X3_WS
+#define OPP__TF32X3_D64_KERNELS(X) \
+    X(tf32x3_f32_d64, TF32X3, F32, 64, 4, 90, 128, 64, 384, OPP__TF32X3_WS_SMEM_BYTES(64))
+#else
 #define OPP__TF32X3_D64_KERNELS(X) \
     X(tf32x3_f32_d64, TF32X3, F32, 64, 4, 90, 64, 64, 128, OPP__TF32X3_SMEM_BYTES(64))
+#endif
 
 /* one bucket a line (clang-format's layout of this macro is not stable) */
 // clang-format off

@@ -3,6 +3,14 @@
  * for head sizes up to 64: the launch function of each line of
  * OPP__TF32X3_D64_KERNELS (kernels/kernel_list.h).
  */
-#include "kernels/tf32x3_attention.cuh"
+#include "kernels/kernel_list.h"
 
+#if OPP__TF32X3_WS
+#include "kernels/tf32x3_ws.cuh"
+#define OPP__TF32X3_WS_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_) \
+    OPP__F32_LAUNCHER(tf32x3_ws_cfg, tf32x3_ws_kernel, name, DMAX, BM_, BN_, THREADS_, SMEM_)
+OPP__TF32X3_D64_KERNELS(OPP__TF32X3_WS_LAUNCHER)
+#else
+#include "kernels/tf32x3_attention.cuh"
 OPP__TF32X3_D64_KERNELS(OPP__TF32X3_LAUNCHER)
+#endif

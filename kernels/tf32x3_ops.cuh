@@ -1,0 +1,262 @@
+/*
+ * tf32x3_ops.cuh - the pieces of the opt-in 3xTF32 kernels
+ * (kernels/tf32x3_attention.cuh, one warpgroup a block; kernels/tf32x3_ws.cuh,
+ * warp-specialised): the compile-time switches of their arithmetic, the
+ * split of an fp32 value into tf32 hi + lo, the 128-byte-swizzled fp32
+ * tile layout and its wgmma descriptors, the split of a staged K or V tile
+ * into its hi and lo tiles, and the issue of one matrix product as three
+ * tf32 wgmma products (S = Q K^T, O (+)= P V). A configuration C supplies
+ * DB, BN, KS, N8, O8, PITCH, CHUNKS and PANEL. Device code only; sm_90a.
+ */
+#ifndef OPP_KERNELS_TF32X3_OPS_CUH
+#define OPP_KERNELS_TF32X3_OPS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels/hopper_ops.cuh"
+#include "kernels/kernel_list.h"
+#include "kernels/wgmma_tf32_ops.cuh"
+
+/* Compile-time switches for A/B builds (tools/ab_defines.sh). The
+ * default, O_FRESH 1, is the build measured on an H100 in the twenty-fourth
+ * session (bench/RESULTS.md); O_FRESH 0 sums as the kernel before it did,
+ * whose error was 5-12x the FFMA kernel's. LO_RN 1 builds (no spill) but
+ * has not run on a GPU. (V_j's split under S = Q K_j^T, the schedule below,
+ * was measured as a switch too: the same bits as splitting both first, and
+ * level to 1.2 % faster.)
+ *   OPP__TF32X3_LO_RN    1: lo rounded to tf32 to nearest as well (a
+ *                        Veltkamp split, three fp32 operations), instead of
+ *                        the tensor core's truncation of it: about half the
+ *                        lo term's own error, which bench/tf32x3_model.py
+ *                        finds negligible; other bits.
+ *   OPP__TF32X3_O_FRESH  1: P V_j into fresh accumulators, then O = alpha O
+ *                        + (P V_j) in one FFMA an element (in place of the
+ *                        rescale and the products' accumulation into O), and
+ *                        in both products the small terms of every k step
+ *                        first (tf32x3_issue): the tensor core's additions,
+ *                        which truncate, then round against one block's
+ *                        small terms or sum instead of all of O; other bits
+ *                        than 0 (bench/tf32x3_model.py models it). */
+#ifndef OPP__TF32X3_LO_RN
+#define OPP__TF32X3_LO_RN 0
+#endif
+#ifndef OPP__TF32X3_O_FRESH
+#define OPP__TF32X3_O_FRESH 1
+#endif
+
+/* x = hi + lo, exactly: hi = x rounded to tf32 (11 significant bits) to
+ * nearest, ties away from zero - cvt.rna.tf32.f32's result for finite x
+ * and +-inf, in two integer operations where ptxas emulates cvt.rna in
+ * four on sm_90 - and lo = x - hi (exact: |lo| <= half a tf32 ulp of x),
+ * left in fp32 for the tensor core, which reads the top 19 bits of a tf32
+ * operand (truncation: lo's own error is below 2^-10 |lo| <= 2^-21 |x|).
+ * A NaN x makes lo NaN (whatever hi is), so NaN reaches the products.
+ * OPP__TF32X3_LO_RN: lo itself rounded to 11 significant bits to nearest
+ * (Veltkamp: t = 8193 lo, lo - ... = t - (t - lo), each operation rounded
+ * on its own, never contracted; |lo| <= 2^-11 |x| keeps t finite), so lo's
+ * own error is below 2^-11 |lo| <= 2^-22 |x|; NaN stays NaN. */
+__device__ __forceinline__ void tf32x3_split(float x, uint32_t &hi, uint32_t &lo) {
+    hi = (__float_as_uint(x) + 0x1000u) & 0xFFFFE000u;
+    const float r = __fsub_rn(x, __uint_as_float(hi));
+#if OPP__TF32X3_LO_RN
+    const float t = __fmul_rn(r, 8193.0f);
+    lo = __float_as_uint(__fsub_rn(t, __fsub_rn(t, r)));
+#else
+    lo = __float_as_uint(r);
+#endif
+}
+
+/* Byte offset of 16-byte chunk c (columns 4c .. 4c+3) of row r in a
+ * swizzled [64][DB] tile: panel c / 8, row r at 128 r, chunk (c % 8) ^ (r % 8). */
+template <class C> __device__ __forceinline__ uint32_t tf32x3_swz(int r, int c) {
+    return (uint32_t)(c >> 3) * C::PANEL + (uint32_t)r * 128u +
+           ((uint32_t)((c & 7) ^ (r & 7)) << 4);
+}
+
+/* Descriptor of k8 step ks (columns 8 ks .. 8 ks + 7) of the swizzled tile
+ * at shared address tile: K-major, 8-row atoms 1024 bytes apart. */
+__device__ __forceinline__ uint64_t tf32x3_desc(uint32_t tile, int ks) {
+    return hop_desc_at<1024>(hop_desc_lo(tile + (uint32_t)(ks >> 2) * (64u * 128u), 16),
+                             (uint32_t)(ks & 3) * 32u);
+}
+
+/* Stores v[0..3] at shared address addr (hop_st_shared_v4). */
+__device__ __forceinline__ void tf32x3_st4(uint32_t addr, const uint32_t (&v)[4]) {
+    hop_st_shared_v4(addr, (int32_t)v[0], (int32_t)v[1], (int32_t)v[2], (int32_t)v[3]);
+}
+
+__device__ __forceinline__ float tf32x3_ld32(uint32_t addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+    return v;
+}
+
+// --- the steps of a key block
+
+/* A swizzled [64][DB] tile of fp32 at shared address src -> its hi (at
+ * hi) and lo (at lo) tiles, same layout (src may be hi: in place): 16-byte
+ * chunk i = t + NT it of the NT threads calling it (t: 0 .. NT - 1), row
+ * i / CHUNKS; a quarter warp splits the eight chunks of a row's panel,
+ * conflict-free. */
+template <class C, int NT>
+__device__ __forceinline__ void tf32x3_split_k(uint32_t src, uint32_t hi, uint32_t lo, int t) {
+    static_assert(C::BN * C::CHUNKS % NT == 0, "whole chunks per thread");
+#pragma unroll
+    for (int it = 0; it < C::BN * C::CHUNKS / NT; ++it) {
+        const int i = t + NT * it, r = i / C::CHUNKS, c = i % C::CHUNKS;
+        const uint32_t off = tf32x3_swz<C>(r, c);
+        const int4 x = hop_ld_shared_v4(src + off);
+        uint32_t h[4], l[4];
+        tf32x3_split(__int_as_float(x.x), h[0], l[0]);
+        tf32x3_split(__int_as_float(x.y), h[1], l[1]);
+        tf32x3_split(__int_as_float(x.z), h[2], l[2]);
+        tf32x3_split(__int_as_float(x.w), h[3], l[3]);
+        tf32x3_st4(hi + off, h);
+        tf32x3_st4(lo + off, l);
+    }
+}
+
+/* V_j, staged [key][d] at shared address src (rows of C::PITCH floats) ->
+ * hi / lo [d][key'] at hi / lo: chunk i = t + NT it is row d = i % DB,
+ * chunk c = i / DB of the transposed tile, whose positions 4 (c % 2) + u
+ * (u = 0..3) of 8-key group c / 2 hold key 8 (c / 2) + 2 u + c % 2 (the
+ * order 0 2 4 6 1 3 5 7). A warp reads 32 consecutive d of one key and
+ * writes chunks of 32 rows, conflict-free. */
+template <class C, int NT>
+__device__ __forceinline__ void tf32x3_split_v(uint32_t src, uint32_t hi, uint32_t lo, int t) {
+    static_assert(C::DB * (C::BN / 4) % NT == 0, "whole chunks per thread");
+#pragma unroll
+    for (int it = 0; it < C::DB * (C::BN / 4) / NT; ++it) {
+        const int i = t + NT * it, d = i % C::DB, c = i / C::DB;
+        const int k0 = 8 * (c >> 1) + (c & 1);
+        uint32_t h[4], l[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            tf32x3_split(tf32x3_ld32(src + (uint32_t)((k0 + 2 * u) * C::PITCH + d) * 4u), h[u],
+                         l[u]);
+        }
+        const uint32_t off = tf32x3_swz<C>(d, c);
+        tf32x3_st4(hi + off, h);
+        tf32x3_st4(lo + off, l);
+    }
+}
+
+/* Keeps the compiler from moving accesses of the registers of r across
+ * this point (hop_fence_reg on each): placed around the products and their
+ * waits, so that no read of an accumulator moves above its wait and no
+ * write of an operand below the product's issue (the PTX's order is then
+ * the program's, not an accident of NVVM's scheduling). */
+template <class T, int N, int M> __device__ __forceinline__ void tf32x3_fence(T (&r)[N][M]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+#pragma unroll
+        for (int e = 0; e < M; ++e) {
+            hop_fence_reg(r[i][e]);
+        }
+    }
+}
+
+/* Issues d (+)= A B for the STEPS k8 steps of A's fragments (ah, al: hi,
+ * lo) against B's K-major tiles at b_hi / b_lo (step k: tf32x3_desc(., k)),
+ * three products a step: lo x hi, hi x lo, hi x hi. fresh: the first
+ * product overwrites d. Order: per step the three (OPP__TF32X3_O_FRESH 0),
+ * or every step's lo x hi, then every hi x lo, then every hi x hi (1: the
+ * small terms summed while d is still small, so that the truncating
+ * additions round against them and not against the full sum). */
+template <int STEPS>
+__device__ __forceinline__ void tf32x3_issue(float (&d)[32], uint32_t (&ah)[STEPS][4],
+                                             uint32_t (&al)[STEPS][4], uint32_t b_hi, uint32_t b_lo,
+                                             bool fresh) {
+    if (OPP__TF32X3_O_FRESH) {
+#pragma unroll
+        for (int k = 0; k < STEPS; ++k) {
+            wgmma_tf32_rs_n64(d, al[k], tf32x3_desc(b_hi, k), !fresh || k > 0);
+        }
+#pragma unroll
+        for (int k = 0; k < STEPS; ++k) {
+            wgmma_tf32_rs_n64(d, ah[k], tf32x3_desc(b_lo, k), 1);
+        }
+#pragma unroll
+        for (int k = 0; k < STEPS; ++k) {
+            wgmma_tf32_rs_n64(d, ah[k], tf32x3_desc(b_hi, k), 1);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < STEPS; ++k) {
+            const uint64_t dh = tf32x3_desc(b_hi, k), dl = tf32x3_desc(b_lo, k);
+            wgmma_tf32_rs_n64(d, al[k], dh, !fresh || k > 0);
+            wgmma_tf32_rs_n64(d, ah[k], dl, 1);
+            wgmma_tf32_rs_n64(d, ah[k], dh, 1);
+        }
+    }
+}
+
+/* Issues S = Q K_j^T (one committed group) with Q's split tiles in shared
+ * memory (q_hi, q_lo: swizzled [64][DB], K-major like K's), in
+ * tf32x3_issue's order: every k step's lo x hi, then hi x lo, then hi x hi
+ * (O_FRESH 1; 0: per step). s: [N8][4] accumulators (overwritten). */
+template <class C>
+__device__ __forceinline__ void tf32x3_qk_ss(float (&s)[C::N8][4], uint32_t q_hi, uint32_t q_lo,
+                                             uint32_t k_hi, uint32_t k_lo) {
+    float(&sf)[32] = *reinterpret_cast<float(*)[32]>(&s[0][0]);
+    tf32x3_fence(s);
+    wgmma_fence();
+    if (OPP__TF32X3_O_FRESH) {
+#pragma unroll
+        for (int k = 0; k < C::KS; ++k) {
+            wgmma_tf32_ss_n64(sf, tf32x3_desc(q_lo, k), tf32x3_desc(k_hi, k), k > 0);
+        }
+#pragma unroll
+        for (int k = 0; k < C::KS; ++k) {
+            wgmma_tf32_ss_n64(sf, tf32x3_desc(q_hi, k), tf32x3_desc(k_lo, k), 1);
+        }
+#pragma unroll
+        for (int k = 0; k < C::KS; ++k) {
+            wgmma_tf32_ss_n64(sf, tf32x3_desc(q_hi, k), tf32x3_desc(k_hi, k), 1);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < C::KS; ++k) {
+            wgmma_tf32_ss_n64(sf, tf32x3_desc(q_lo, k), tf32x3_desc(k_hi, k), k > 0);
+            wgmma_tf32_ss_n64(sf, tf32x3_desc(q_hi, k), tf32x3_desc(k_lo, k), 1);
+            wgmma_tf32_ss_n64(sf, tf32x3_desc(q_hi, k), tf32x3_desc(k_hi, k), 1);
+        }
+    }
+    wgmma_commit();
+    tf32x3_fence(s);
+}
+
+/* Issues S = Q K_j^T (one committed group). s: [N8][4] accumulators
+ * (overwritten); qh, ql: Q's fragments; k_hi, k_lo: K_j's split tiles. */
+template <class C>
+__device__ __forceinline__ void tf32x3_qk(float (&s)[C::N8][4], uint32_t (&qh)[C::KS][4],
+                                          uint32_t (&ql)[C::KS][4], uint32_t k_hi, uint32_t k_lo) {
+    float(&sf)[32] = *reinterpret_cast<float(*)[32]>(&s[0][0]);
+    tf32x3_fence(qh);
+    tf32x3_fence(ql);
+    tf32x3_fence(s);
+    wgmma_fence();
+    tf32x3_issue<C::KS>(sf, qh, ql, k_hi, k_lo, true);
+    wgmma_commit();
+    tf32x3_fence(s);
+}
+
+/* Issues O += P V_j (one committed group; k: the 8-key groups). o: [O8][4]
+ * accumulators (fresh: overwritten, O = P V_j); ph, pl: P's fragments;
+ * v_hi, v_lo: V_j's split transposed tiles. */
+template <class C>
+__device__ __forceinline__ void tf32x3_pv(float (&o)[C::O8][4], uint32_t (&ph)[C::N8][4],
+                                          uint32_t (&pl)[C::N8][4], uint32_t v_hi, uint32_t v_lo,
+                                          bool fresh = false) {
+    float(&of)[32] = *reinterpret_cast<float(*)[32]>(&o[0][0]);
+    tf32x3_fence(ph);
+    tf32x3_fence(pl);
+    tf32x3_fence(o);
+    wgmma_fence();
+    tf32x3_issue<C::N8>(of, ph, pl, v_hi, v_lo, fresh);
+    wgmma_commit();
+    tf32x3_fence(o);
+}
+
+#endif /* OPP_KERNELS_TF32X3_OPS_CUH */

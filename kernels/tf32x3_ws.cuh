@@ -1,0 +1,404 @@
+/*
+ * tf32x3_ws.cuh - OPP_ALGO_TF32X3, warp-specialised (OPP__TF32X3_WS 1,
+ * kernels/kernel_list.h): the 3xTF32 kernel of kernels/tf32x3_attention.cuh
+ * (its header has the arithmetic, the split and the layouts) with the
+ * splits of K and V moved off the consumers' path and shared by 128 rows.
+ *
+ *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (element strides)
+ *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]
+ *   lse [Hq, total_q] or [B, Hq, S_q] float32 (optional)
+ *
+ * A block: three warpgroups; an item is BM = 128 query rows of one
+ * (sequence b, kv head hk), rows token x head-in-group as the FFMA kernel's.
+ *   producer (warpgroup 0): cp.async of K_j (swizzled) and
+ *     V_j ([key][d], padded rows) into landing stage j % 2, one block ahead
+ *     (the next item's first block under the item's last); then, once the
+ *     consumers released K_{j-1} (k_empty), K_j's split into K_HI / K_LO
+ *     (k_full), and once they released V_{j-1} (v_empty), V_j's
+ *     split-transpose into V_HI / V_LO (v_full): K_j's split runs under the
+ *     consumers' P V_{j-1}, V_j's under their S = Q K_j^T.
+ *   consumers c = 0, 1 (warpgroups 1, 2): rows 64 c ..
+ *     64 c + 63 of the item. Q split into Q_HI(c) / Q_LO(c) once an item
+ *     (from global memory); per key block S = Q K_j^T from shared memory
+ *     (then k_empty), softcap, masks, online softmax, P split in registers,
+ *     P V_j into fresh accumulators (then v_empty), O = alpha O + P V_j.
+ *     The two take turns to issue their products (named barriers 2 and 3:
+ *     S of 0, S of 1, P V of 0, P V of 1, ...), so one's softmax runs under
+ *     the other's products.
+ * Registers: ptxas compiles a 384-thread block's threads to at most 168
+ * registers; setmaxnreg.inc does not raise that for the code after it (a
+ * .dec lowers it: at 56 the producer spilled), so the kernel has none. Q's
+ * split fragments in registers (64 of them) spilled the consumers, hence Q
+ * in shared memory and S = Q K^T with both operands there.
+ * Shared memory (from the 1024-aligned base; each tile a swizzled [64][DB]
+ * fp32 tile): K_HI, K_LO, V_HI, V_LO; Q_HI(0), Q_LO(0), Q_HI(1), Q_LO(1);
+ * two landing stages of K (a tile) and V [64][DB + 4]; the mbarriers
+ * k_full, v_full (count 128: every producer thread arrives after its
+ * fence.proxy.async), k_empty, v_empty (count 256: every consumer thread,
+ * after its product's wait). Key block count i (over the block's items):
+ * phase i % 2, landing stage i % 2.
+ * Arithmetic and batch invariance: as tf32x3_attention.cuh's, per row; the
+ * tile is 128 rows from row 0 of the sequence's item rows (static), so the
+ * key blocks a row visits depend only on its position in its sequence.
+ * Work: a 1-D grid strides over items (m-block, sequence, kv head), the
+ * highest m-blocks first; every role walks the same items.
+ */
+#ifndef OPP_KERNELS_TF32X3_WS_CUH
+#define OPP_KERNELS_TF32X3_WS_CUH
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/flash_launch.cuh"
+#include "kernels/softmax_rows.cuh"
+#include "kernels/tf32x3_ops.cuh"
+
+// --- configuration
+
+template <int DB_> struct tf32x3_ws_cfg {
+    static constexpr int DB = DB_, BM = 128, BN = 64, NC = 2, THREADS = 128 * (NC + 1);
+    static constexpr int KS = DB_ / 8;     /* k8 steps of S = Q K^T */
+    static constexpr int N8 = BN / 8;      /* 8-column groups of S (and k8 steps of P V) */
+    static constexpr int O8 = DB_ / 8;     /* 8-column groups of O */
+    static constexpr int PITCH = DB_ + 4;  /* floats per staged V row */
+    static constexpr int CHUNKS = DB_ / 4; /* 16-byte chunks per row of D floats */
+    static constexpr uint32_t TILE = 64u * DB_ * 4u; /* a swizzled [64][DB] fp32 tile */
+    static constexpr uint32_t PANEL = 64u * 128u;    /* 32 columns of 64 rows */
+    /* byte offsets from the 1024-aligned base */
+    static constexpr uint32_t K_HI = 0, K_LO = TILE, V_HI = 2 * TILE, V_LO = 3 * TILE;
+    static constexpr uint32_t Q_OFF = 4 * TILE; /* consumer c: Q_HI at + 2 c TILE, Q_LO + TILE */
+    static constexpr uint32_t LAND_V = TILE, LAND = TILE + 64u * PITCH * 4u;
+    static constexpr uint32_t LAND_OFF = 8 * TILE, BAR_OFF = LAND_OFF + 2 * LAND;
+    static constexpr size_t SMEM_BYTES = (size_t)BAR_OFF + 64u + 1024u;
+    static constexpr int PRODUCER_BAR = 1, TURN_BAR = 2, Q_BAR = 4; /* named: 1; 2 + c; 4 + c */
+    static_assert(DB_ == 64, "the D 64 bucket only (kernel_list.h's TF32X3 rows)");
+    static_assert(SMEM_BYTES == OPP__TF32X3_WS_SMEM_BYTES(DB_), "kernel_list.h formula");
+    static_assert(OPP__TF32X3_O_FRESH, "P V into fresh accumulators");
+};
+
+template <class C> struct tf32x3_ws_smem {
+    uint32_t base;
+    __device__ __forceinline__ uint32_t at(uint32_t off) const {
+        return base + off;
+    }
+    __device__ __forceinline__ uint32_t q_hi(int c) const {
+        return base + C::Q_OFF + 2u * (uint32_t)c * C::TILE;
+    }
+    __device__ __forceinline__ uint32_t q_lo(int c) const {
+        return q_hi(c) + C::TILE;
+    }
+    __device__ __forceinline__ uint32_t land_k(uint32_t s) const {
+        return base + C::LAND_OFF + s * C::LAND;
+    }
+    __device__ __forceinline__ uint32_t land_v(uint32_t s) const {
+        return base + C::LAND_OFF + s * C::LAND + C::LAND_V;
+    }
+    __device__ __forceinline__ uint32_t k_full() const {
+        return base + C::BAR_OFF;
+    }
+    __device__ __forceinline__ uint32_t v_full() const {
+        return base + C::BAR_OFF + 8;
+    }
+    __device__ __forceinline__ uint32_t k_empty() const {
+        return base + C::BAR_OFF + 16;
+    }
+    __device__ __forceinline__ uint32_t v_empty() const {
+        return base + C::BAR_OFF + 24;
+    }
+};
+
+/* Item w: sequence b, kv head hk, rows r0 .. min(r0 + BM, nrows) - 1 and
+ * the key blocks they visit (nkb). valid: r0 < nrows. */
+struct tf32x3_ws_item {
+    flash_seq seq;
+    int32_t hk, nkb;
+    int64_t r0, nrows;
+    bool valid;
+};
+
+template <class C>
+__device__ __forceinline__ tf32x3_ws_item tf32x3_ws_item_of(const flash_args &a, int64_t w) {
+    tf32x3_ws_item t;
+    const int64_t per = (int64_t)a.batch * a.hkv;
+    const int64_t mb = a.n_mb - 1 - w / per;
+    const int32_t b = (int32_t)((w % per) / a.hkv);
+    t.hk = (int32_t)(w % a.hkv);
+    t.seq = flash_seq_of(a, b);
+    t.nrows = (int64_t)t.seq.lq * a.g;
+    t.r0 = mb * C::BM;
+    t.valid = t.r0 < t.nrows;
+    t.nkb = 0;
+    if (t.valid) {
+        const int64_t last = (t.r0 + C::BM < t.nrows ? t.r0 + C::BM : t.nrows) - 1;
+        const int32_t kend = flash_key_end(a.is_causal != 0, last / a.g, t.seq.lq, t.seq.lkv);
+        t.nkb = (int32_t)(((int64_t)kend + C::BN - 1) / C::BN);
+    }
+    return t;
+}
+
+// --- producer
+
+/* Warpgroup 0 (t = 0 .. 127): every key block of the block's items, in
+ * order: loads one ahead, splits into the ring. */
+template <class C>
+__device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws_smem<C> sm,
+                                                  int t) {
+    constexpr int KSTEP = 128 / C::CHUNKS; /* rows a pass of the 128 threads copies */
+    static_assert(128 % C::CHUNKS == 0 && C::BN % KSTEP == 0, "whole rows per pass");
+    const int kc = t % C::CHUNKS, kr = t / C::CHUNKS;
+    /* K_j, V_j of item x -> landing stage ls (keys past L_kv, columns past
+     * the width: zeros) */
+    auto load = [&](const tf32x3_ws_item &x, int32_t j, uint32_t ls) {
+        const float *kg = (const float *)a.k.ptr + x.seq.kb0 + (int64_t)x.hk * a.k.head;
+        const float *vg = (const float *)a.v.ptr + x.seq.vb0 + (int64_t)x.hk * a.v.head;
+        const int32_t left = x.seq.lkv - j * C::BN - kr;
+        const bool kcol = kc * 4 < a.d, vcol = kc * 4 < a.dv;
+        const float *ks = kg + ((int64_t)j * C::BN + kr) * a.k.row + kc * 4;
+        const float *vs = vg + ((int64_t)j * C::BN + kr) * a.v.row + kc * 4;
+#pragma unroll
+        for (int it = 0; it < C::BN / KSTEP; ++it) {
+            const bool kok = kcol && it * KSTEP < left, vok = vcol && it * KSTEP < left;
+            flash_cp_async16(sm.land_k(ls) + tf32x3_swz<C>(kr + it * KSTEP, kc),
+                             kok ? ks + (int64_t)it * KSTEP * a.k.row : kg, kok);
+            flash_cp_async16(sm.land_v(ls) + (uint32_t)((kr + it * KSTEP) * C::PITCH + kc * 4) * 4u,
+                             vok ? vs + (int64_t)it * KSTEP * a.v.row : vg, vok);
+        }
+    };
+    /* the next item of this block with a key block to load, from w on */
+    auto next = [&](int64_t w, int64_t &wn, tf32x3_ws_item &x) {
+        for (; w < a.items; w += gridDim.x) {
+            x = tf32x3_ws_item_of<C>(a, w);
+            if (x.nkb > 0) {
+                wn = w;
+                return true;
+            }
+        }
+        return false;
+    };
+    int64_t w;
+    tf32x3_ws_item cur;
+    if (!next(blockIdx.x, w, cur)) {
+        return;
+    }
+    load(cur, 0, 0);
+    flash_cp_async_commit();
+    uint32_t i = 0; /* key blocks so far */
+    for (;;) {
+        int64_t wn = 0;
+        tf32x3_ws_item nxt;
+        bool more = false;
+        for (int32_t j = 0; j < cur.nkb; ++j, ++i) {
+            const uint32_t s = i & 1u, ph = i & 1u;
+            if (j + 1 < cur.nkb) {
+                load(cur, j + 1, s ^ 1u);
+            } else {
+                more = next(w + gridDim.x, wn, nxt);
+                if (more) {
+                    load(nxt, 0, s ^ 1u);
+                }
+            }
+            flash_cp_async_commit();
+            flash_cp_async_wait<1>();
+            hop_bar_sync(C::PRODUCER_BAR, 128); /* every copy of block i landed */
+            hop_mbar_wait(sm.k_empty(), ph ^ 1u);
+            tf32x3_split_k<C, 128>(sm.land_k(s), sm.at(C::K_HI), sm.at(C::K_LO), t);
+            hop_fence_proxy_async(); /* the split's generic writes before the wgmma reads */
+            hop_mbar_arrive(sm.k_full());
+            hop_mbar_wait(sm.v_empty(), ph ^ 1u);
+            tf32x3_split_v<C, 128>(sm.land_v(s), sm.at(C::V_HI), sm.at(C::V_LO), t);
+            hop_fence_proxy_async();
+            hop_mbar_arrive(sm.v_full());
+            hop_bar_sync(C::PRODUCER_BAR, 128); /* landing stage s read: free for block i + 2 */
+        }
+        if (!more) {
+            break;
+        }
+        w = wn;
+        cur = nxt;
+    }
+    flash_cp_async_wait<0>();
+}
+
+// --- consumers
+
+/* Consumer c (ct = 0 .. 127 within its warpgroup): rows 64 c .. 64 c + 63
+ * of each of the block's items. */
+template <class C>
+__device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws_smem<C> sm, int c,
+                                                  int ct) {
+    const int lane = ct & 31, warp = ct >> 5;
+    const int qr = lane >> 2, qc = lane & 3; /* fragment row / column in the warp's m16 */
+    const int32_t g = a.g;
+    const bool causal = a.is_causal != 0;
+    const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
+    const uint32_t my_turn = C::TURN_BAR + c, their_turn = C::TURN_BAR + (c ^ 1);
+    if (c == 1) {
+        hop_bar_arrive(C::TURN_BAR, 256); /* consumer 0 issues first */
+    }
+    uint32_t i = 0; /* key blocks so far (the producer's count) */
+    for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
+        const tf32x3_ws_item x = tf32x3_ws_item_of<C>(a, w);
+        if (!x.valid) {
+            continue; /* uniform: past the sequence's rows */
+        }
+        const int32_t lq = x.seq.lq, lkv = x.seq.lkv;
+        const int64_t c0 = x.r0 + 64 * c; /* this consumer's first row */
+        const int64_t t0 = c0 / g;
+        const int32_t rem0 = (int32_t)(c0 - t0 * g);
+        /* the keys every row of this consumer's sees */
+        const int32_t kfull = c0 < x.nrows ? flash_key_end(causal, t0, lq, lkv) : 0;
+        int32_t kend[2]; /* this thread's rows' key ends */
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            kend[h] = flash_key_end(causal, t0 + (rem0 + 16 * warp + qr + 8 * h) / g, lq, lkv);
+        }
+
+        /* Q rows c0 .. c0 + 63 -> Q_HI(c) / Q_LO(c), split: 16-byte chunk
+         * i = ct + 128 it, row i / CHUNKS; rows past the sequence, columns
+         * past D: zeros. The consumer's previous products have retired. */
+        const float *qg = (const float *)a.q.ptr + x.seq.qb + (int64_t)x.hk * g * a.q.head;
+#pragma unroll
+        for (int it = 0; it < 64 * C::CHUNKS / 128; ++it) {
+            const int ci = ct + 128 * it, r = ci / C::CHUNKS, ch = ci % C::CHUNKS;
+            const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (c0 + r < x.nrows && ch * 4 < a.d) {
+                v = __ldg(
+                    (const float4 *)(qg + (t0 + tt) * a.q.row + (int64_t)hg * a.q.head + ch * 4));
+            }
+            uint32_t h[4], lo[4];
+            tf32x3_split(v.x, h[0], lo[0]);
+            tf32x3_split(v.y, h[1], lo[1]);
+            tf32x3_split(v.z, h[2], lo[2]);
+            tf32x3_split(v.w, h[3], lo[3]);
+            const uint32_t off = tf32x3_swz<C>(r, ch);
+            tf32x3_st4(sm.q_hi(c) + off, h);
+            tf32x3_st4(sm.q_lo(c) + off, lo);
+        }
+        hop_fence_proxy_async(); /* before the wgmma reads */
+        hop_bar_sync(C::Q_BAR + c, 128);
+
+        float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+        float o[C::O8][4];
+#pragma unroll
+        for (int n = 0; n < C::O8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                o[n][e] = 0.0f;
+            }
+        }
+        float s[C::N8][4], oj[C::O8][4], alpha[2];
+        uint32_t ph[C::N8][4], pl[C::N8][4];
+        for (int32_t j = 0; j < x.nkb; ++j, ++i) {
+            const uint32_t par = i & 1u;
+            /* the tiles' addresses opaque each block: ptxas would otherwise
+             * keep the 72 loop-invariant wgmma descriptors in registers */
+            tf32x3_ws_smem<C> sb = sm;
+            asm volatile("" : "+r"(sb.base));
+            hop_mbar_wait(sb.k_full(), par);
+            hop_bar_sync(my_turn, 256);
+            tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.at(C::K_HI), sb.at(C::K_LO));
+            hop_bar_arrive(their_turn, 256);
+            wgmma_wait<0>();
+            tf32x3_fence(s);
+            hop_mbar_arrive(sb.k_empty());
+            if (a.cap_log2 != 0.0f) {
+                flash_softcap<false, C::N8>(s, a.cap_log2, a.cap_scale, a.cap_x2);
+            }
+            if ((int64_t)(j + 1) * C::BN > kfull) {
+                flash_mask_row<C::N8>(s, 0, kend[0] - j * C::BN, qc);
+                flash_mask_row<C::N8>(s, 1, kend[1] - j * C::BN, qc);
+            }
+            flash_softmax_rows<C::N8>(s, m, l, alpha, sl);
+            /* P's A fragments, split: group n's keys 2 qc, 2 qc + 1 are its
+             * columns qc, qc + 4 (V_HI / V_LO hold the keys in that order) */
+#pragma unroll
+            for (int n = 0; n < C::N8; ++n) {
+                tf32x3_split(s[n][0], ph[n][0], pl[n][0]);
+                tf32x3_split(s[n][2], ph[n][1], pl[n][1]);
+                tf32x3_split(s[n][1], ph[n][2], pl[n][2]);
+                tf32x3_split(s[n][3], ph[n][3], pl[n][3]);
+            }
+            hop_mbar_wait(sb.v_full(), par);
+            hop_bar_sync(my_turn, 256);
+            tf32x3_pv<C>(oj, ph, pl, sb.at(C::V_HI), sb.at(C::V_LO), true);
+            hop_bar_arrive(their_turn, 256);
+            wgmma_wait<0>();
+            tf32x3_fence(oj);
+            tf32x3_fence(ph);
+            tf32x3_fence(pl);
+            hop_mbar_arrive(sb.v_empty());
+            /* O = alpha O + P V_j, row h of the pair by alpha[h] */
+#pragma unroll
+            for (int n = 0; n < C::O8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    o[n][e] = fmaf(o[n][e], alpha[e / 2], oj[n][e]);
+                }
+            }
+        }
+
+        /* O / l and LSE, rows of the sequence only, columns < Dv only. The
+         * item's fields are read again here (the loop's asm statements
+         * clobber memory, so they are not kept in registers across it:
+         * kept, they spilled) */
+        const tf32x3_ws_item y = tf32x3_ws_item_of<C>(a, w);
+        const int64_t e0 = y.r0 + 64 * c, et0 = e0 / g;
+        const int32_t erem0 = (int32_t)(e0 - et0 * g);
+        float *og = (float *)a.out.ptr + y.seq.ob + (int64_t)y.hk * g * a.out.head;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float sum = flash_quad_sum(l[h]);
+            const int32_t r = 16 * warp + qr + 8 * h;
+            if (e0 + r >= y.nrows) {
+                continue;
+            }
+            const int32_t tt = (erem0 + r) / g, hg = (erem0 + r) - tt * g;
+            const int64_t tok = et0 + tt;
+            const float inv = flash_row_inv(sum);
+            float *orow = og + tok * a.out.row + (int64_t)hg * a.out.head;
+#pragma unroll
+            for (int n = 0; n < C::O8; ++n) {
+                const int col = 8 * n + 2 * qc;
+                if (col < a.dv) { /* dv is a multiple of 4: both columns or neither */
+                    *(float2 *)(orow + col) = make_float2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
+                }
+            }
+            if (a.lse != NULL && qc == 0) {
+                a.lse[y.seq.lse_base + (y.hk * g + hg) * a.lse_head + tok] =
+                    flash_row_lse(m[h], sum, sl);
+            }
+        }
+    }
+}
+
+// --- the kernel
+
+/* grid.x blocks stride over a.items; rec: the guard record, read first. */
+template <class C>
+static __global__ void __launch_bounds__(C::THREADS, 1)
+    tf32x3_ws_kernel(const flash_args a, const opp__guard_record_t *rec) {
+    if (rec->code != OPP_STATUS_SUCCESS) {
+        return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
+    }
+    extern __shared__ __align__(16) unsigned char tf32x3_ws_smem_raw[];
+    const tf32x3_ws_smem<C> sm = {(flash_smem_addr(tf32x3_ws_smem_raw) + 1023u) & ~1023u};
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        hop_mbar_init(sm.k_full(), 128);
+        hop_mbar_init(sm.v_full(), 128);
+        hop_mbar_init(sm.k_empty(), 128 * C::NC);
+        hop_mbar_init(sm.v_empty(), 128 * C::NC);
+        hop_mbar_init_fence();
+    }
+    __syncthreads();
+    const int wg = tid / 128;
+    if (wg == 0) {
+        tf32x3_ws_produce<C>(a, sm, tid);
+        return;
+    }
+    tf32x3_ws_consume<C>(a, sm, wg - 1, tid - 128);
+}
+
+#endif /* OPP_KERNELS_TF32X3_WS_CUH */
