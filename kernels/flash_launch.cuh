@@ -4,9 +4,9 @@
  * kernels/kernel_list.h (OPP__FLASH_LAUNCHER), which picks the tile the
  * device holds (the DB 256 pair tile, the DB <= 128 K / V ring, or the
  * line's own) and enqueues the main launch, then the split-KV launch and
- * its combine; the split entry the Hopper rows call; flash_args_init and
- * flash_smem_once, shared with the FFMA and Hopper launchers; flash_launch_f32,
- * the FFMA and 3xTF32 kernels' launch. Every launch
+ * its combine; the split entry the Hopper rows call; flash_args_init,
+ * flash_smem_once and flash_sm_count, shared with the FFMA, 3xTF32 and Hopper
+ * launchers; flash_launch_f32, the FFMA and 3xTF32 kernels' launch. Every launch
  * is on the caller's stream with its error checked; none allocates or
  * synchronizes. Included by kernels/flash_d<D>.cu, kernels/ffma_attention.cuh,
  * kernels/tf32x3_attention.cuh and kernels/hopper_launch.cuh.
@@ -34,6 +34,22 @@ static inline opp_status_t flash_smem_once(const void *kernel, size_t bytes, int
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         opp__device_cache_set(flags, dev, 1);
     }
+    return OPP_STATUS_SUCCESS;
+}
+
+/* The current device's multiprocessor count, looked up once per device. */
+static inline opp_status_t flash_sm_count(int *sms) {
+    static int counts[OPP__DEVICE_CACHE_SLOTS];
+    int dev = 0;
+    OPP_CUDA_TRY(cudaGetDevice(&dev));
+    int n = opp__device_cache_get(counts, dev);
+    if (n <= 0) {
+        OPP_CUDA_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+        OPP_RETURN_IF(n <= 0, OPP_STATUS_CUDA_ERROR, "device %d reports %d multiprocessors", dev,
+                      n);
+        opp__device_cache_set(counts, dev, n);
+    }
+    *sms = n;
     return OPP_STATUS_SUCCESS;
 }
 
@@ -181,13 +197,15 @@ static inline flash_args flash_args_init(const opp__problem_t *p, const opp__pla
 /* The launch of an f32 kernel (the FFMA and 3xTF32 kernels: no split-KV,
  * lib/attention_plan.c plans none for f32) of tile configuration C
  * (C::DB, BM, THREADS, SMEM_BYTES): a 1-D grid of min(items, 2^31 - 1)
- * blocks of C::THREADS, items = ceil(max_seqlen_q * G / C::BM) * B * Hkv,
+ * blocks of C::THREADS (per_sm: at most one a multiprocessor, which then
+ * stride over the items), items = ceil(max_seqlen_q * G / C::BM) * B * Hkv,
  * C::SMEM_BYTES of dynamic shared memory (the attribute set once per device,
  * smem_set: the kernel's device cache), on `stream`. */
 template <class C>
-static opp_status_t
-flash_launch_f32(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_st *stream,
-                 void (*kernel)(const flash_args, const opp__guard_record_t *), int *smem_set) {
+static opp_status_t flash_launch_f32(const opp__problem_t *p, const opp__plan_t *plan,
+                                     struct CUstream_st *stream,
+                                     void (*kernel)(const flash_args, const opp__guard_record_t *),
+                                     int *smem_set, bool per_sm = false) {
     flash_args a = flash_args_init(p, plan, C::DB);
     a.split_on = 0; /* f32: no split-KV (lib/attention_plan.c) */
     a.n_mb = ((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM;
@@ -195,7 +213,13 @@ flash_launch_f32(const opp__problem_t *p, const opp__plan_t *plan, struct CUstre
     const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
     if (a.items > 0) {
         OPP_TRY(flash_smem_once((const void *)kernel, C::SMEM_BYTES, smem_set));
-        const unsigned grid = a.items < 0x7FFFFFFF ? (unsigned)a.items : 0x7FFFFFFFu;
+        int64_t cap = 0x7FFFFFFF;
+        if (per_sm) {
+            int sms = 0;
+            OPP_TRY(flash_sm_count(&sms));
+            cap = sms;
+        }
+        const unsigned grid = (unsigned)(a.items < cap ? a.items : cap);
         kernel<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(a, rec);
         OPP_CUDA_TRY(cudaGetLastError());
     }

@@ -71,22 +71,6 @@ static inline opp_status_t hop_encoder(hop_encode_fn *fn) {
     return OPP_STATUS_SUCCESS;
 }
 
-/* The current device's multiprocessor count, looked up once per device. */
-static inline opp_status_t hop_sm_count(int *sms) {
-    static int counts[OPP__DEVICE_CACHE_SLOTS];
-    int dev = 0;
-    OPP_CUDA_TRY(cudaGetDevice(&dev));
-    int n = opp__device_cache_get(counts, dev);
-    if (n <= 0) {
-        OPP_CUDA_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-        OPP_RETURN_IF(n <= 0, OPP_STATUS_CUDA_ERROR, "device %d reports %d multiprocessors", dev,
-                      n);
-        opp__device_cache_set(counts, dev, n);
-    }
-    *sms = n;
-    return OPP_STATUS_SUCCESS;
-}
-
 /* The map of tensor t viewed as [nb][rows][heads][cols] (16-bit elements,
  * element strides t.batch / t.row / t.head), box {64 columns, box_heads,
  * box_rows, 1}, 128-byte swizzle, zeros out of bounds. A tensor with no
@@ -183,7 +167,7 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
     int64_t cap = 0x7FFFFFFF;
     if (C::PERSISTENT) {
         int sms = 0;
-        OPP_TRY(hop_sm_count(&sms));
+        OPP_TRY(flash_sm_count(&sms));
         cap = sms;
     }
     const unsigned grid = (unsigned)(a.items < cap ? a.items : cap);

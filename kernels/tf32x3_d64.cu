@@ -1,5 +1,6 @@
 /*
- * tf32x3_d64.cu - the opt-in 3xTF32 f32 kernel (kernels/tf32x3_attention.cuh)
+ * tf32x3_d64.cu - the opt-in 3xTF32 f32 kernel (kernels/tf32x3_attention.cuh,
+ * or kernels/tf32x3_ws.cuh under OPP__TF32X3_WS)
  * for head sizes up to 64: the launch function of each line of
  * OPP__TF32X3_D64_KERNELS (kernels/kernel_list.h).
  */
@@ -7,8 +8,6 @@
 
 #if OPP__TF32X3_WS
 #include "kernels/tf32x3_ws.cuh"
-#define OPP__TF32X3_WS_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_) \
-    OPP__F32_LAUNCHER(tf32x3_ws_cfg, tf32x3_ws_kernel, name, DMAX, BM_, BN_, THREADS_, SMEM_)
 OPP__TF32X3_D64_KERNELS(OPP__TF32X3_WS_LAUNCHER)
 #else
 #include "kernels/tf32x3_attention.cuh"

@@ -72,6 +72,13 @@ template <int DB_> struct tf32x3_ws_cfg {
     static constexpr uint32_t LAND_OFF = 8 * TILE, BAR_OFF = LAND_OFF + 2 * LAND;
     static constexpr size_t SMEM_BYTES = (size_t)BAR_OFF + 64u + 1024u;
     static constexpr int PRODUCER_BAR = 1, TURN_BAR = 2, Q_BAR = 4; /* named: 1; 2 + c; 4 + c */
+#ifndef OPP__TF32X3_WS_GRID
+#define OPP__TF32X3_WS_GRID 0
+#endif
+    /* OPP__TF32X3_WS_GRID 1: one block a multiprocessor striding over the
+     * items (the producer loads an item's first key block under the last
+     * one's); 0: a block an item */
+    static constexpr bool PER_SM = OPP__TF32X3_WS_GRID != 0;
     static_assert(DB_ == 64, "the D 64 bucket only (kernel_list.h's TF32X3 rows)");
     static_assert(SMEM_BYTES == OPP__TF32X3_WS_SMEM_BYTES(DB_), "kernel_list.h formula");
     static_assert(OPP__TF32X3_O_FRESH, "P V into fresh accumulators");
@@ -400,5 +407,24 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     }
     tf32x3_ws_consume<C>(a, sm, wg - 1, tid - 128);
 }
+
+// --- launcher
+
+/* One launch function per TF32X3 line of kernels/kernel_list.h under
+ * OPP__TF32X3_WS (flash_launch_f32, kernels/flash_launch.cuh: a 1-D grid,
+ * C::SMEM_BYTES of dynamic shared memory, on the caller's stream). */
+#define OPP__TF32X3_WS_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_)    \
+    extern "C" opp_status_t opp__launch_##name(                                                   \
+        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,           \
+        struct CUstream_st *stream) {                                                             \
+        typedef tf32x3_ws_cfg<DMAX> cfg_t;                                                        \
+        static_assert(cfg_t::SMEM_BYTES == (SMEM_) && (BM_) == cfg_t::BM && (BN_) == cfg_t::BN && \
+                          (THREADS_) == cfg_t::THREADS,                                           \
+                      #name ": kernel_list.h row and tile configuration differ");                 \
+        (void)row;                                                                                \
+        static int smem_set[OPP__DEVICE_CACHE_SLOTS];                                             \
+        return flash_launch_f32<cfg_t>(p, plan, stream, tf32x3_ws_kernel<cfg_t>, smem_set,        \
+                                       cfg_t::PER_SM);                                            \
+    }
 
 #endif /* OPP_KERNELS_TF32X3_WS_CUH */
