@@ -229,14 +229,18 @@
 /* OPP__TF32X3_WS 1: the warp-specialised kernel (kernels/tf32x3_ws.cuh:
  * a producer warpgroup splits K and V for two consumer warpgroups of 64 rows
  * each; BM 128, 384 threads); 0: one warpgroup a block
- * (kernels/tf32x3_attention.cuh; BM 64, 128 threads). Its shared memory:
- * two ring stages of four [64][DB] fp32 tiles, two landing stages of K
- * [64][DB] and V [64][DB+4], 64 bytes of mbarriers, 1024 to align. */
+ * (kernels/tf32x3_attention.cuh; BM 64, 128 threads). Its shared memory,
+ * in [64][DB] fp32 tiles: the split K (two a stage), V (two), Q (four), two
+ * landing stages of K and V (four); 64 bytes of mbarriers, 1024 to align. */
 #ifndef OPP__TF32X3_WS
 #define OPP__TF32X3_WS 0
 #endif
+/* OPP__TF32X3_WS_KSTAGES: 1 or 2 split K stages */
+#ifndef OPP__TF32X3_WS_KSTAGES
+#define OPP__TF32X3_WS_KSTAGES 1
+#endif
 #define OPP__TF32X3_WS_SMEM_BYTES(DB) \
-    ((size_t)4 * (2 * 4 * 64 * (DB) + 2 * (64 * (DB) + 64 * ((DB) + 4))) + 64 + 1024)
+    ((size_t)4 * 64 * (DB) * (2 * OPP__TF32X3_WS_KSTAGES + 10) + 64 + 1024)
 #if OPP__TF32X3_WS
 #define OPP__TF32X3_D64_KERNELS(X) \
     X(tf32x3_f32_d64, TF32X3, F32, 64, 4, 90, 128, 64, 384, OPP__TF32X3_WS_SMEM_BYTES(64))

@@ -117,13 +117,14 @@ __device__ __forceinline__ void tf32x3_split_k(uint32_t src, uint32_t hi, uint32
     }
 }
 
-/* V_j, staged [key][d] at shared address src (rows of C::PITCH floats) ->
+/* V_j, staged [key][d] at shared address src (rows of C::PITCH floats; or
+ * SRC_SWZ: a swizzled [64][DB] tile, as K's) ->
  * hi / lo [d][key'] at hi / lo: chunk i = t + NT it is row d = i % DB,
  * chunk c = i / DB of the transposed tile, whose positions 4 (c % 2) + u
  * (u = 0..3) of 8-key group c / 2 hold key 8 (c / 2) + 2 u + c % 2 (the
  * order 0 2 4 6 1 3 5 7). A warp reads 32 consecutive d of one key and
  * writes chunks of 32 rows, conflict-free. */
-template <class C, int NT>
+template <class C, int NT, bool SRC_SWZ = false>
 __device__ __forceinline__ void tf32x3_split_v(uint32_t src, uint32_t hi, uint32_t lo, int t) {
     static_assert(C::DB * (C::BN / 4) % NT == 0, "whole chunks per thread");
 #pragma unroll
@@ -133,8 +134,10 @@ __device__ __forceinline__ void tf32x3_split_v(uint32_t src, uint32_t hi, uint32
         uint32_t h[4], l[4];
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
-            tf32x3_split(tf32x3_ld32(src + (uint32_t)((k0 + 2 * u) * C::PITCH + d) * 4u), h[u],
-                         l[u]);
+            const int key = k0 + 2 * u;
+            const uint32_t at = SRC_SWZ ? tf32x3_swz<C>(key, d >> 2) + (uint32_t)(d & 3) * 4u
+                                        : (uint32_t)(key * C::PITCH + d) * 4u;
+            tf32x3_split(tf32x3_ld32(src + at), h[u], l[u]);
         }
         const uint32_t off = tf32x3_swz<C>(d, c);
         tf32x3_st4(hi + off, h);

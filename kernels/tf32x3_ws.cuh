@@ -66,10 +66,14 @@ template <int DB_> struct tf32x3_ws_cfg {
     static constexpr uint32_t TILE = 64u * DB_ * 4u; /* a swizzled [64][DB] fp32 tile */
     static constexpr uint32_t PANEL = 64u * 128u;    /* 32 columns of 64 rows */
     /* byte offsets from the 1024-aligned base */
-    static constexpr uint32_t K_HI = 0, K_LO = TILE, V_HI = 2 * TILE, V_LO = 3 * TILE;
-    static constexpr uint32_t Q_OFF = 4 * TILE; /* consumer c: Q_HI at + 2 c TILE, Q_LO + TILE */
-    static constexpr uint32_t LAND_V = TILE, LAND = TILE + 64u * PITCH * 4u;
-    static constexpr uint32_t LAND_OFF = 8 * TILE, BAR_OFF = LAND_OFF + 2 * LAND;
+    /* split K stages (1 or 2): with 2, K_{j+1}'s split need not wait for
+     * both consumers' S = Q K_j^T */
+    static constexpr uint32_t KSTAGES = OPP__TF32X3_WS_KSTAGES;
+    /* K stage s: K_HI at K_OFF + 2 s TILE, K_LO + TILE */
+    static constexpr uint32_t K_OFF = 0, V_HI = 2 * KSTAGES * TILE, V_LO = V_HI + TILE;
+    static constexpr uint32_t Q_OFF = V_LO + TILE; /* consumer c: Q_HI at + 2 c TILE, Q_LO + TILE */
+    static constexpr uint32_t LAND_V = TILE, LAND = 2 * TILE; /* landing K, V: swizzled tiles */
+    static constexpr uint32_t LAND_OFF = Q_OFF + 4 * TILE, BAR_OFF = LAND_OFF + 2 * LAND;
     static constexpr size_t SMEM_BYTES = (size_t)BAR_OFF + 64u + 1024u;
     static constexpr int PRODUCER_BAR = 1, TURN_BAR = 2, Q_BAR = 4; /* named: 1; 2 + c; 4 + c */
 #ifndef OPP__TF32X3_WS_GRID
@@ -82,6 +86,9 @@ template <int DB_> struct tf32x3_ws_cfg {
     static_assert(DB_ == 64, "the D 64 bucket only (kernel_list.h's TF32X3 rows)");
     static_assert(SMEM_BYTES == OPP__TF32X3_WS_SMEM_BYTES(DB_), "kernel_list.h formula");
     static_assert(OPP__TF32X3_O_FRESH, "P V into fresh accumulators");
+    static_assert(KSTAGES == 1 || KSTAGES == 2, "one or two K stages");
+    /* the Q split's unrolling: what ptxas allocates without a spill */
+    static constexpr int Q_UNROLL = KSTAGES == 1 ? 8 : 4;
 };
 
 template <class C> struct tf32x3_ws_smem {
@@ -101,17 +108,23 @@ template <class C> struct tf32x3_ws_smem {
     __device__ __forceinline__ uint32_t land_v(uint32_t s) const {
         return base + C::LAND_OFF + s * C::LAND + C::LAND_V;
     }
-    __device__ __forceinline__ uint32_t k_full() const {
-        return base + C::BAR_OFF;
+    __device__ __forceinline__ uint32_t k_hi(uint32_t s) const {
+        return base + C::K_OFF + 2u * s * C::TILE;
+    }
+    __device__ __forceinline__ uint32_t k_lo(uint32_t s) const {
+        return k_hi(s) + C::TILE;
+    }
+    __device__ __forceinline__ uint32_t k_full(uint32_t s) const {
+        return base + C::BAR_OFF + 8 * s;
+    }
+    __device__ __forceinline__ uint32_t k_empty(uint32_t s) const {
+        return base + C::BAR_OFF + 16 + 8 * s;
     }
     __device__ __forceinline__ uint32_t v_full() const {
-        return base + C::BAR_OFF + 8;
-    }
-    __device__ __forceinline__ uint32_t k_empty() const {
-        return base + C::BAR_OFF + 16;
+        return base + C::BAR_OFF + 32;
     }
     __device__ __forceinline__ uint32_t v_empty() const {
-        return base + C::BAR_OFF + 24;
+        return base + C::BAR_OFF + 40;
     }
 };
 
@@ -168,7 +181,7 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
             const bool kok = kcol && it * KSTEP < left, vok = vcol && it * KSTEP < left;
             flash_cp_async16(sm.land_k(ls) + tf32x3_swz<C>(kr + it * KSTEP, kc),
                              kok ? ks + (int64_t)it * KSTEP * a.k.row : kg, kok);
-            flash_cp_async16(sm.land_v(ls) + (uint32_t)((kr + it * KSTEP) * C::PITCH + kc * 4) * 4u,
+            flash_cp_async16(sm.land_v(ls) + tf32x3_swz<C>(kr + it * KSTEP, kc),
                              vok ? vs + (int64_t)it * KSTEP * a.v.row : vg, vok);
         }
     };
@@ -208,12 +221,13 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
             flash_cp_async_commit();
             flash_cp_async_wait<1>();
             hop_bar_sync(C::PRODUCER_BAR, 128); /* every copy of block i landed */
-            hop_mbar_wait(sm.k_empty(), ph ^ 1u);
-            tf32x3_split_k<C, 128>(sm.land_k(s), sm.at(C::K_HI), sm.at(C::K_LO), t);
+            const uint32_t ks = i % C::KSTAGES, kph = (i / C::KSTAGES) & 1u;
+            hop_mbar_wait(sm.k_empty(ks), kph ^ 1u);
+            tf32x3_split_k<C, 128>(sm.land_k(s), sm.k_hi(ks), sm.k_lo(ks), t);
             hop_fence_proxy_async(); /* the split's generic writes before the wgmma reads */
-            hop_mbar_arrive(sm.k_full());
+            hop_mbar_arrive(sm.k_full(ks));
             hop_mbar_wait(sm.v_empty(), ph ^ 1u);
-            tf32x3_split_v<C, 128>(sm.land_v(s), sm.at(C::V_HI), sm.at(C::V_LO), t);
+            tf32x3_split_v<C, 128, true>(sm.land_v(s), sm.at(C::V_HI), sm.at(C::V_LO), t);
             hop_fence_proxy_async();
             hop_mbar_arrive(sm.v_full());
             hop_bar_sync(C::PRODUCER_BAR, 128); /* landing stage s read: free for block i + 2 */
@@ -265,7 +279,7 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
          * i = ct + 128 it, row i / CHUNKS; rows past the sequence, columns
          * past D: zeros. The consumer's previous products have retired. */
         const float *qg = (const float *)a.q.ptr + x.seq.qb + (int64_t)x.hk * g * a.q.head;
-#pragma unroll
+#pragma unroll(C::Q_UNROLL)
         for (int it = 0; it < 64 * C::CHUNKS / 128; ++it) {
             const int ci = ct + 128 * it, r = ci / C::CHUNKS, ch = ci % C::CHUNKS;
             const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
@@ -303,13 +317,14 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
              * keep the 72 loop-invariant wgmma descriptors in registers */
             tf32x3_ws_smem<C> sb = sm;
             asm volatile("" : "+r"(sb.base));
-            hop_mbar_wait(sb.k_full(), par);
+            const uint32_t ks = i % C::KSTAGES, kpar = (i / C::KSTAGES) & 1u;
+            hop_mbar_wait(sb.k_full(ks), kpar);
             hop_bar_sync(my_turn, 256);
-            tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.at(C::K_HI), sb.at(C::K_LO));
+            tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
             hop_bar_arrive(their_turn, 256);
             wgmma_wait<0>();
             tf32x3_fence(s);
-            hop_mbar_arrive(sb.k_empty());
+            hop_mbar_arrive(sb.k_empty(ks));
             if (a.cap_log2 != 0.0f) {
                 flash_softcap<false, C::N8>(s, a.cap_log2, a.cap_scale, a.cap_x2);
             }
@@ -393,9 +408,11 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     const tf32x3_ws_smem<C> sm = {(flash_smem_addr(tf32x3_ws_smem_raw) + 1023u) & ~1023u};
     const int tid = threadIdx.x;
     if (tid == 0) {
-        hop_mbar_init(sm.k_full(), 128);
+        for (uint32_t k = 0; k < C::KSTAGES; ++k) {
+            hop_mbar_init(sm.k_full(k), 128);
+            hop_mbar_init(sm.k_empty(k), 128 * C::NC);
+        }
         hop_mbar_init(sm.v_full(), 128);
-        hop_mbar_init(sm.k_empty(), 128 * C::NC);
         hop_mbar_init(sm.v_empty(), 128 * C::NC);
         hop_mbar_init_fence();
     }
