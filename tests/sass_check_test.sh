@@ -26,23 +26,36 @@
 #                             tf32 wgmma (HGMMA.64x64x8.F32.TF32: 48 in its
 #                             key-block loop, 3 x 8 for S and 3 x 8 for P V)
 #                             and touches no local memory
-# The lines are CMocka's, so tools/ci_summary.py counts five cases. Without
+#   test_tf32x3_ws_build      the warp-specialised 3xTF32 kernel's A/B
+#                             builds (the objects of //kernels:tf32x3_ws,
+#                             tf32x3_ws_k2: OPP__TF32X3_WS=1, one and two
+#                             split K stages; not in the library) each hold one
+#                             tf32x3_ws_kernel, with 48 tf32 HGMMA (24 with
+#                             A in shared memory: S; 24 from registers: P V),
+#                             no other, and no local memory
+# The lines are CMocka's, so tools/ci_summary.py counts six cases. Without
 # cuobjdump and nvdisasm (tools/find_cuobjdump.sh looks for them; the CUDA
 # 13 toolkit here has neither, tools/bootstrap.sh installs PyPI's
 # nvidia-cuda-cuobjdump and -nvdisasm into /opt/liboppacked/tools) each case is SKIPPED, unless OPP_SASS_STRICT=1
 # (.ci/run sets it: --test_env), which makes that a failure.
 #
-#   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A...   (the first named liboppacked.a)
+#   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... WS_O WS_K2_O
+#   (the first named liboppacked.a; the objects tf32x3_ws_tf32x3_d64.o and
+#   tf32x3_ws_k2_tf32x3_d64.o)
 set -u
 
 finder=$1
 shift
-lib=""
+lib="" ws="" ws_k2=""
 for f in "$@"; do
-    case "$f" in */liboppacked.a) lib=$f ;; esac
+    case "$f" in
+    */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
+    */tf32x3_ws_tf32x3_d64.o) [ -n "$ws" ] || ws=$f ;;
+    */tf32x3_ws_k2_tf32x3_d64.o) [ -n "$ws_k2" ] || ws_k2=$f ;;
+    esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
-    test_hopper_step_softmax_order test_tf32x3_wgmma)
+    test_hopper_step_softmax_order test_tf32x3_wgmma test_tf32x3_ws_build)
 report() { # report STATUS CASE [MESSAGE]
     echo "[ RUN      ] $2"
     [ -n "${3:-}" ] && echo "$3"
@@ -177,6 +190,41 @@ if [ "$(wc -l <"$tmp/tf32.txt")" -eq 1 ] && awk '$1 != "Li64" || $2 != 48 || $3 
     report OK test_tf32x3_wgmma "$summary"
 else
     report FAILED test_tf32x3_wgmma "want one instance, Li64, 48 tf32 HGMMA, no other, no local memory; $summary"
+    status=1
+fi
+
+# 6. the warp-specialised 3xTF32 kernel's A/B builds: per object its
+# tf32x3_ws_kernel functions, their tf32 HGMMA with A in shared memory
+# ("HGMMA... Rd, gdesc[URx], ...": both descriptors), with A from registers
+# ("HGMMA... Rd, Ra, gdesc[URx], ..."), other HGMMA, LDL / STL
+summary="object, functions, tf32 HGMMA A shared / A registers, other HGMMA, LDL/STL:"
+ok=1
+for a in "$ws" "$ws_k2"; do
+    if [ -z "$a" ] || [ ! -s "$a" ]; then
+        summary="$summary
+(an object missing among the arguments)"
+        ok=0
+        continue
+    fi
+    if ! PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -sass -arch sm_90a "$a" >"$tmp/ws.txt" 2>"$tmp/err.txt"; then
+        summary="$summary
+$(basename "$a"): cuobjdump failed: $(head -c 200 "$tmp/err.txt")"
+        ok=0
+        continue
+    fi
+    line=$(awk '/Function : / { t = ($3 ~ /tf32x3_ws_kernel/); if (t) n++; next }
+        t && /[ \t]HGMMA\.64x64x8\.F32\.TF32 / { if ($0 ~ /TF32 R[0-9]+, R[0-9]+, gdesc/) r++; else sh++; next }
+        t && /[ \t]HGMMA/ { o++ }
+        t && /[ \t](LDL|STL)[ .]/ { l++ }
+        END { printf "%d %d %d %d %d", n, sh, r, o, l }' "$tmp/ws.txt")
+    summary="$summary
+$(basename "$a") $line"
+    [ "$line" = "1 24 24 0 0" ] || ok=0
+done
+if [ $ok -eq 1 ]; then
+    report OK test_tf32x3_ws_build "$summary"
+else
+    report FAILED test_tf32x3_ws_build "want per object 1 function, 24 + 24 tf32 HGMMA, no other, no local memory; $summary"
     status=1
 fi
 exit $status

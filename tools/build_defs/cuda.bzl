@@ -55,7 +55,7 @@ def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], archs = OPP_CUDA_A
         nvcc action, and the wrapper links them.
       copts: extra nvcc flags (for example -fmad=false for exact kernels).
       archs: the -gencode flags (OPP_CUDA_ARCH_FLAGS or OPP_CUDA_ARCH_HOPPER).
-      visibility: of the wrapper.
+      visibility: of the wrapper and the objects.
       testonly: of every generated target.
       ptxas_strict: compile through tools/build_defs/nvcc_checked.sh, which
         fails the action when ptxas reports wgmma serialisation (C7510-C7520)
@@ -78,6 +78,7 @@ def nvcc_object(name, srcs, hdrs = [], deps = [], copts = [], archs = OPP_CUDA_A
                    " $(location " + src + ") -o $@"),
             tools = ["//tools/build_defs:nvcc_checked.sh"] if ptxas_strict else [],
             testonly = testonly,
+            visibility = visibility,
         )
         objs.append(obj)
     native.cc_library(
