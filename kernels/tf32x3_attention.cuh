@@ -211,13 +211,7 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
     auto pv_done = [&]() {
         if (OPP__TF32X3_O_FRESH) {
             tf32x3_fence(oj);
-#pragma unroll
-            for (int n = 0; n < C::O8; ++n) {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    o[n][e] = fmaf(o[n][e], alpha[e / 2], oj[n][e]);
-                }
-            }
+            tf32x3_merge<C>(o, alpha, oj);
         } else {
             tf32x3_fence(o);
         }
@@ -243,13 +237,7 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
             flash_rescale_rows<C::O8>(o, alpha);
         }
 #endif
-#pragma unroll
-        for (int n = 0; n < C::N8; ++n) {
-            tf32x3_split(s[n][0], ph[n][0], pl[n][0]);
-            tf32x3_split(s[n][2], ph[n][1], pl[n][1]);
-            tf32x3_split(s[n][1], ph[n][2], pl[n][2]);
-            tf32x3_split(s[n][3], ph[n][3], pl[n][3]);
-        }
+        tf32x3_split_p<C>(s, ph, pl);
     };
     for (int32_t j = 0; j < nkb; ++j) {
         tf32x3_split_k<C, C::THREADS>(base + C::K_HI, base + C::K_HI, base + C::K_LO, tid);

@@ -5,7 +5,8 @@
  * split of an fp32 value into tf32 hi + lo, the 128-byte-swizzled fp32
  * tile layout and its wgmma descriptors, the split of a staged K or V tile
  * into its hi and lo tiles, and the issue of one matrix product as three
- * tf32 wgmma products (S = Q K^T, O (+)= P V). A configuration C supplies
+ * tf32 wgmma products (S = Q K^T, O (+)= P V); a consumer's P split, O
+ * merge and row stores. A configuration C supplies
  * DB, BN, KS, N8, O8, PITCH, CHUNKS and PANEL. Device code only; sm_90a.
  */
 #ifndef OPP_KERNELS_TF32X3_OPS_CUH
@@ -14,8 +15,10 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "kernels/flash_config.cuh"
 #include "kernels/hopper_ops.cuh"
 #include "kernels/kernel_list.h"
+#include "kernels/softmax_rows.cuh"
 #include "kernels/wgmma_tf32_ops.cuh"
 
 /* Compile-time switches for A/B builds (tools/ab_defines.sh). The
@@ -260,6 +263,74 @@ __device__ __forceinline__ void tf32x3_pv(float (&o)[C::O8][4], uint32_t (&ph)[C
     tf32x3_issue<C::N8>(of, ph, pl, v_hi, v_lo, fresh);
     wgmma_commit();
     tf32x3_fence(o);
+}
+
+// --- per-row pieces of a consumer (the m64n64 accumulator layout: row
+// 16 w + lane / 4 (+ 8 for h = 1), columns 8 n + 2 (lane % 4) (+ 1))
+
+/* P's A fragments from the probabilities in s, split: group n's keys 2 qc,
+ * 2 qc + 1 are its columns qc, qc + 4 (V_HI / V_LO hold the keys in that
+ * order: tf32x3_split_v). */
+template <class C>
+__device__ __forceinline__ void tf32x3_split_p(const float (&s)[C::N8][4], uint32_t (&ph)[C::N8][4],
+                                               uint32_t (&pl)[C::N8][4]) {
+#pragma unroll
+    for (int n = 0; n < C::N8; ++n) {
+        tf32x3_split(s[n][0], ph[n][0], pl[n][0]);
+        tf32x3_split(s[n][2], ph[n][1], pl[n][1]);
+        tf32x3_split(s[n][1], ph[n][2], pl[n][2]);
+        tf32x3_split(s[n][3], ph[n][3], pl[n][3]);
+    }
+}
+
+/* O = alpha O + P V_j (oj, fresh accumulators), row h of the pair by
+ * alpha[h] (exactly 1 for an unchanged max: then O + oj): one rounding an
+ * element (OPP__TF32X3_O_FRESH). */
+template <class C>
+__device__ __forceinline__ void tf32x3_merge(float (&o)[C::O8][4], const float (&alpha)[2],
+                                             const float (&oj)[C::O8][4]) {
+#pragma unroll
+    for (int n = 0; n < C::O8; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            o[n][e] = fmaf(o[n][e], alpha[e / 2], oj[n][e]);
+        }
+    }
+}
+
+/* O / l and LSE of this thread's two rows of the 64-row tile whose first row
+ * is item row r0 (t0 = r0 / G, rem0 = r0 - t0 G) of sequence seq, kv head
+ * hk: rows below nrows only, columns < Dv only (warp w, fragment row qr,
+ * column qc). */
+template <class C>
+__device__ __forceinline__ void
+tf32x3_store_rows(const flash_args &a, const flash_seq &seq, int32_t hk, int64_t r0, int64_t t0,
+                  int32_t rem0, int64_t nrows, const float (&o)[C::O8][4], const float (&m)[2],
+                  const float (&l)[2], float sl, int warp, int qr, int qc) {
+    const int32_t g = a.g;
+    float *og = (float *)a.out.ptr + seq.ob + (int64_t)hk * g * a.out.head;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const float sum = flash_quad_sum(l[h]);
+        const int32_t r = 16 * warp + qr + 8 * h;
+        if (r0 + r >= nrows) {
+            continue;
+        }
+        const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
+        const int64_t t = t0 + tt;
+        const float inv = flash_row_inv(sum);
+        float *orow = og + t * a.out.row + hg * a.out.head;
+#pragma unroll
+        for (int n = 0; n < C::O8; ++n) {
+            const int col = 8 * n + 2 * qc;
+            if (col < a.dv) { /* dv is a multiple of 4: both columns or neither */
+                *(float2 *)(orow + col) = make_float2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
+            }
+        }
+        if (a.lse != NULL && qc == 0) {
+            a.lse[seq.lse_base + (hk * g + hg) * a.lse_head + t] = flash_row_lse(m[h], sum, sl);
+        }
+    }
 }
 
 #endif /* OPP_KERNELS_TF32X3_OPS_CUH */

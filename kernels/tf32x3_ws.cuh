@@ -333,15 +333,7 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
                 flash_mask_row<C::N8>(s, 1, kend[1] - j * C::BN, qc);
             }
             flash_softmax_rows<C::N8>(s, m, l, alpha, sl);
-            /* P's A fragments, split: group n's keys 2 qc, 2 qc + 1 are its
-             * columns qc, qc + 4 (V_HI / V_LO hold the keys in that order) */
-#pragma unroll
-            for (int n = 0; n < C::N8; ++n) {
-                tf32x3_split(s[n][0], ph[n][0], pl[n][0]);
-                tf32x3_split(s[n][2], ph[n][1], pl[n][1]);
-                tf32x3_split(s[n][1], ph[n][2], pl[n][2]);
-                tf32x3_split(s[n][3], ph[n][3], pl[n][3]);
-            }
+            tf32x3_split_p<C>(s, ph, pl);
             hop_mbar_wait(sb.v_full(), par);
             hop_bar_sync(my_turn, 256);
             tf32x3_pv<C>(oj, ph, pl, sb.at(C::V_HI), sb.at(C::V_LO), true);
@@ -351,14 +343,7 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
             tf32x3_fence(ph);
             tf32x3_fence(pl);
             hop_mbar_arrive(sb.v_empty());
-            /* O = alpha O + P V_j, row h of the pair by alpha[h] */
-#pragma unroll
-            for (int n = 0; n < C::O8; ++n) {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    o[n][e] = fmaf(o[n][e], alpha[e / 2], oj[n][e]);
-                }
-            }
+            tf32x3_merge<C>(o, alpha, oj);
         }
 
         /* O / l and LSE, rows of the sequence only, columns < Dv only. The
@@ -367,31 +352,8 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
          * kept, they spilled) */
         const tf32x3_ws_item y = tf32x3_ws_item_of<C>(a, w);
         const int64_t e0 = y.r0 + 64 * c, et0 = e0 / g;
-        const int32_t erem0 = (int32_t)(e0 - et0 * g);
-        float *og = (float *)a.out.ptr + y.seq.ob + (int64_t)y.hk * g * a.out.head;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const float sum = flash_quad_sum(l[h]);
-            const int32_t r = 16 * warp + qr + 8 * h;
-            if (e0 + r >= y.nrows) {
-                continue;
-            }
-            const int32_t tt = (erem0 + r) / g, hg = (erem0 + r) - tt * g;
-            const int64_t tok = et0 + tt;
-            const float inv = flash_row_inv(sum);
-            float *orow = og + tok * a.out.row + (int64_t)hg * a.out.head;
-#pragma unroll
-            for (int n = 0; n < C::O8; ++n) {
-                const int col = 8 * n + 2 * qc;
-                if (col < a.dv) { /* dv is a multiple of 4: both columns or neither */
-                    *(float2 *)(orow + col) = make_float2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
-                }
-            }
-            if (a.lse != NULL && qc == 0) {
-                a.lse[y.seq.lse_base + (y.hk * g + hg) * a.lse_head + tok] =
-                    flash_row_lse(m[h], sum, sl);
-            }
-        }
+        tf32x3_store_rows<C>(a, y.seq, y.hk, e0, et0, (int32_t)(e0 - et0 * g), y.nrows, o, m, l, sl,
+                             warp, qr, qc);
     }
 }
 
