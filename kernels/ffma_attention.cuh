@@ -338,6 +338,6 @@ static __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
  * (OPP__F32_LAUNCHER, kernels/flash_launch.cuh: a 1-D grid over the items,
  * C::SMEM_BYTES of dynamic shared memory, on the caller's stream). */
 #define OPP__FFMA_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_) \
-    OPP__F32_LAUNCHER(ffma_cfg, ffma_attention_kernel, name, DMAX, BM_, BN_, THREADS_, SMEM_)
+    OPP__F32_LAUNCHER(ffma_cfg, ffma_attention_kernel, name, DMAX, BM_, BN_, THREADS_, SMEM_, false)
 
 #endif /* OPP_KERNELS_FFMA_ATTENTION_CUH */

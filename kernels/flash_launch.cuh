@@ -229,8 +229,8 @@ static opp_status_t flash_launch_f32(const opp__problem_t *p, const opp__plan_t 
 /* The launch function opp__launch_<name> of an f32 kernel line of
  * kernels/kernel_list.h (the FFMA and TF32X3 rows): tile configuration
  * CFG<DMAX>, checked against the line's BM, BN, THREADS and SMEM, and
- * kernel KERNEL<CFG<DMAX>> through flash_launch_f32. */
-#define OPP__F32_LAUNCHER(CFG, KERNEL, name, DMAX, BM_, BN_, THREADS_, SMEM_)                     \
+ * kernel KERNEL<CFG<DMAX>> through flash_launch_f32 (PER_SM: its per_sm). */
+#define OPP__F32_LAUNCHER(CFG, KERNEL, name, DMAX, BM_, BN_, THREADS_, SMEM_, PER_SM)             \
     extern "C" opp_status_t opp__launch_##name(                                                   \
         const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,           \
         struct CUstream_st *stream) {                                                             \
@@ -240,7 +240,7 @@ static opp_status_t flash_launch_f32(const opp__problem_t *p, const opp__plan_t 
                       #name ": kernel_list.h row and tile configuration differ");                 \
         (void)row;                                                                                \
         static int smem_set[OPP__DEVICE_CACHE_SLOTS];                                             \
-        return flash_launch_f32<cfg_t>(p, plan, stream, KERNEL<cfg_t>, smem_set);                 \
+        return flash_launch_f32<cfg_t>(p, plan, stream, KERNEL<cfg_t>, smem_set, (PER_SM));       \
     }
 
 /* The main launch of configuration M on a 1-D grid of min(items, 2^31 - 1)

@@ -312,7 +312,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
 /* One launch function per TF32X3 line of kernels/kernel_list.h
  * (OPP__F32_LAUNCHER, kernels/flash_launch.cuh: a 1-D grid over the items,
  * C::SMEM_BYTES of dynamic shared memory, on the caller's stream). */
-#define OPP__TF32X3_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_) \
-    OPP__F32_LAUNCHER(tf32x3_cfg, tf32x3_attention_kernel, name, DMAX, BM_, BN_, THREADS_, SMEM_)
+#define OPP__TF32X3_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_)       \
+    OPP__F32_LAUNCHER(tf32x3_cfg, tf32x3_attention_kernel, name, DMAX, BM_, BN_, THREADS_, SMEM_, \
+                      false)
 
 #endif /* OPP_KERNELS_TF32X3_ATTENTION_CUH */

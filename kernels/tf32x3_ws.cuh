@@ -10,8 +10,8 @@
  *
  * A block: three warpgroups; an item is BM = 128 query rows of one
  * (sequence b, kv head hk), rows token x head-in-group as the FFMA kernel's.
- *   producer (warpgroup 0): cp.async of K_j (swizzled) and
- *     V_j ([key][d], padded rows) into landing stage j % 2, one block ahead
+ *   producer (warpgroup 0): cp.async of K_j and V_j (swizzled tiles)
+ *     into landing stage j % 2, one block ahead
  *     (the next item's first block under the item's last); then, once the
  *     consumers released K_{j-1} (k_empty), K_j's split into K_HI / K_LO
  *     (k_full), and once they released V_{j-1} (v_empty), V_j's
@@ -31,12 +31,13 @@
  * split fragments in registers (64 of them) spilled the consumers, hence Q
  * in shared memory and S = Q K^T with both operands there.
  * Shared memory (from the 1024-aligned base; each tile a swizzled [64][DB]
- * fp32 tile): K_HI, K_LO, V_HI, V_LO; Q_HI(0), Q_LO(0), Q_HI(1), Q_LO(1);
- * two landing stages of K (a tile) and V [64][DB + 4]; the mbarriers
- * k_full, v_full (count 128: every producer thread arrives after its
- * fence.proxy.async), k_empty, v_empty (count 256: every consumer thread,
- * after its product's wait). Key block count i (over the block's items):
- * phase i % 2, landing stage i % 2.
+ * fp32 tile): KSTAGES stages of K_HI, K_LO; V_HI, V_LO; Q_HI(0), Q_LO(0),
+ * Q_HI(1), Q_LO(1); two landing stages of K and V; the mbarriers k_full[s],
+ * v_full (count 128: every producer thread arrives after its
+ * fence.proxy.async), k_empty[s], v_empty (count 256: every consumer
+ * thread, after its product's wait). Key block count i (over the block's
+ * items): landing stage i % 2; K stage i % KSTAGES, its phase
+ * (i / KSTAGES) % 2; V's phase i % 2.
  * Arithmetic and batch invariance: as tf32x3_attention.cuh's, per row; the
  * tile is 128 rows from row 0 of the sequence's item rows (static), so the
  * key blocks a row visits depend only on its position in its sequence.
@@ -58,11 +59,12 @@
 
 template <int DB_> struct tf32x3_ws_cfg {
     static constexpr int DB = DB_, BM = 128, BN = 64, NC = 2, THREADS = 128 * (NC + 1);
-    static constexpr int KS = DB_ / 8;     /* k8 steps of S = Q K^T */
-    static constexpr int N8 = BN / 8;      /* 8-column groups of S (and k8 steps of P V) */
-    static constexpr int O8 = DB_ / 8;     /* 8-column groups of O */
-    static constexpr int PITCH = DB_ + 4;  /* floats per staged V row */
-    static constexpr int CHUNKS = DB_ / 4; /* 16-byte chunks per row of D floats */
+    static constexpr int KS = DB_ / 8; /* k8 steps of S = Q K^T */
+    static constexpr int N8 = BN / 8;  /* 8-column groups of S (and k8 steps of P V) */
+    static constexpr int O8 = DB_ / 8; /* 8-column groups of O */
+    /* tf32x3_split_v's padded source rows (unused here: V lands swizzled) */
+    static constexpr int PITCH = DB_ + 4;
+    static constexpr int CHUNKS = DB_ / 4;           /* 16-byte chunks per row of D floats */
     static constexpr uint32_t TILE = 64u * DB_ * 4u; /* a swizzled [64][DB] fp32 tile */
     static constexpr uint32_t PANEL = 64u * 128u;    /* 32 columns of 64 rows */
     /* byte offsets from the 1024-aligned base */
@@ -390,20 +392,11 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
 // --- launcher
 
 /* One launch function per TF32X3 line of kernels/kernel_list.h under
- * OPP__TF32X3_WS (flash_launch_f32, kernels/flash_launch.cuh: a 1-D grid,
- * C::SMEM_BYTES of dynamic shared memory, on the caller's stream). */
-#define OPP__TF32X3_WS_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_)    \
-    extern "C" opp_status_t opp__launch_##name(                                                   \
-        const opp__problem_t *p, const opp__kernel_row_t *row, const opp__plan_t *plan,           \
-        struct CUstream_st *stream) {                                                             \
-        typedef tf32x3_ws_cfg<DMAX> cfg_t;                                                        \
-        static_assert(cfg_t::SMEM_BYTES == (SMEM_) && (BM_) == cfg_t::BM && (BN_) == cfg_t::BN && \
-                          (THREADS_) == cfg_t::THREADS,                                           \
-                      #name ": kernel_list.h row and tile configuration differ");                 \
-        (void)row;                                                                                \
-        static int smem_set[OPP__DEVICE_CACHE_SLOTS];                                             \
-        return flash_launch_f32<cfg_t>(p, plan, stream, tf32x3_ws_kernel<cfg_t>, smem_set,        \
-                                       cfg_t::PER_SM);                                            \
-    }
+ * OPP__TF32X3_WS (OPP__F32_LAUNCHER, kernels/flash_launch.cuh: a 1-D grid,
+ * one block a multiprocessor under OPP__TF32X3_WS_GRID, C::SMEM_BYTES of
+ * dynamic shared memory, on the caller's stream). */
+#define OPP__TF32X3_WS_LAUNCHER(name, ALGO, DTYPE, DMAX, ALIGN, SM, BM_, BN_, THREADS_, SMEM_) \
+    OPP__F32_LAUNCHER(tf32x3_ws_cfg, tf32x3_ws_kernel, name, DMAX, BM_, BN_, THREADS_, SMEM_,  \
+                      tf32x3_ws_cfg<DMAX>::PER_SM)
 
 #endif /* OPP_KERNELS_TF32X3_WS_CUH */
