@@ -386,7 +386,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         tf32x3_ws_produce<C>(a, sm, tid);
         return;
     }
-    tf32x3_ws_consume<C>(a, sm, wg - 1, tid - 128);
+    tf32x3_ws_consume<C>(a, sm, wg - 1, tid & 127); /* ct: 0 .. 127 in its warpgroup */
 }
 
 // --- launcher
