@@ -101,22 +101,34 @@ __device__ __forceinline__ float tf32x3_ld32(uint32_t addr) {
  * hi) and lo (at lo) tiles, same layout (src may be hi: in place): 16-byte
  * chunk i = t + NT it of the NT threads calling it (t: 0 .. NT - 1), row
  * i / CHUNKS; a quarter warp splits the eight chunks of a row's panel,
- * conflict-free. */
-template <class C, int NT>
+ * conflict-free. BATCH: chunks loaded before the first is split (the
+ * shared accesses are volatile, so without it each load's latency is
+ * waited out alone; 1: load, split, store, chunk by chunk). */
+template <class C, int NT, int BATCH = 1>
 __device__ __forceinline__ void tf32x3_split_k(uint32_t src, uint32_t hi, uint32_t lo, int t) {
-    static_assert(C::BN * C::CHUNKS % NT == 0, "whole chunks per thread");
+    constexpr int IT = C::BN * C::CHUNKS / NT;
+    static_assert(C::BN * C::CHUNKS % NT == 0 && IT % BATCH == 0, "whole chunks per thread");
 #pragma unroll
-    for (int it = 0; it < C::BN * C::CHUNKS / NT; ++it) {
-        const int i = t + NT * it, r = i / C::CHUNKS, c = i % C::CHUNKS;
-        const uint32_t off = tf32x3_swz<C>(r, c);
-        const int4 x = hop_ld_shared_v4(src + off);
-        uint32_t h[4], l[4];
-        tf32x3_split(__int_as_float(x.x), h[0], l[0]);
-        tf32x3_split(__int_as_float(x.y), h[1], l[1]);
-        tf32x3_split(__int_as_float(x.z), h[2], l[2]);
-        tf32x3_split(__int_as_float(x.w), h[3], l[3]);
-        tf32x3_st4(hi + off, h);
-        tf32x3_st4(lo + off, l);
+    for (int b = 0; b < IT; b += BATCH) {
+        int4 x[BATCH];
+        uint32_t offs[BATCH];
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            const int i = t + NT * (b + u), r = i / C::CHUNKS, c = i % C::CHUNKS;
+            offs[u] = tf32x3_swz<C>(r, c);
+            x[u] = hop_ld_shared_v4(src + offs[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            const uint32_t off = offs[u];
+            uint32_t h[4], l[4];
+            tf32x3_split(__int_as_float(x[u].x), h[0], l[0]);
+            tf32x3_split(__int_as_float(x[u].y), h[1], l[1]);
+            tf32x3_split(__int_as_float(x[u].z), h[2], l[2]);
+            tf32x3_split(__int_as_float(x[u].w), h[3], l[3]);
+            tf32x3_st4(hi + off, h);
+            tf32x3_st4(lo + off, l);
+        }
     }
 }
 
@@ -126,25 +138,39 @@ __device__ __forceinline__ void tf32x3_split_k(uint32_t src, uint32_t hi, uint32
  * chunk c = i / DB of the transposed tile, whose positions 4 (c % 2) + u
  * (u = 0..3) of 8-key group c / 2 hold key 8 (c / 2) + 2 u + c % 2 (the
  * order 0 2 4 6 1 3 5 7). A warp reads 32 consecutive d of one key and
- * writes chunks of 32 rows, conflict-free. */
-template <class C, int NT, bool SRC_SWZ = false>
+ * writes chunks of 32 rows, conflict-free. BATCH: as tf32x3_split_k's, in
+ * chunks of the transposed tile. */
+template <class C, int NT, bool SRC_SWZ = false, int BATCH = 1>
 __device__ __forceinline__ void tf32x3_split_v(uint32_t src, uint32_t hi, uint32_t lo, int t) {
-    static_assert(C::DB * (C::BN / 4) % NT == 0, "whole chunks per thread");
+    constexpr int IT = C::DB * (C::BN / 4) / NT;
+    static_assert(C::DB * (C::BN / 4) % NT == 0 && IT % BATCH == 0, "whole chunks per thread");
 #pragma unroll
-    for (int it = 0; it < C::DB * (C::BN / 4) / NT; ++it) {
-        const int i = t + NT * it, d = i % C::DB, c = i / C::DB;
-        const int k0 = 8 * (c >> 1) + (c & 1);
-        uint32_t h[4], l[4];
+    for (int b = 0; b < IT; b += BATCH) {
+        float x[BATCH][4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            const int key = k0 + 2 * u;
-            const uint32_t at = SRC_SWZ ? tf32x3_swz<C>(key, d >> 2) + (uint32_t)(d & 3) * 4u
-                                        : (uint32_t)(key * C::PITCH + d) * 4u;
-            tf32x3_split(tf32x3_ld32(src + at), h[u], l[u]);
+        for (int v = 0; v < BATCH; ++v) {
+            const int i = t + NT * (b + v), d = i % C::DB, c = i / C::DB;
+            const int k0 = 8 * (c >> 1) + (c & 1);
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                const int key = k0 + 2 * u;
+                const uint32_t at = SRC_SWZ ? tf32x3_swz<C>(key, d >> 2) + (uint32_t)(d & 3) * 4u
+                                            : (uint32_t)(key * C::PITCH + d) * 4u;
+                x[v][u] = tf32x3_ld32(src + at);
+            }
         }
-        const uint32_t off = tf32x3_swz<C>(d, c);
-        tf32x3_st4(hi + off, h);
-        tf32x3_st4(lo + off, l);
+#pragma unroll
+        for (int v = 0; v < BATCH; ++v) {
+            const int i = t + NT * (b + v), d = i % C::DB, c = i / C::DB;
+            uint32_t h[4], l[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                tf32x3_split(x[v][u], h[u], l[u]);
+            }
+            const uint32_t off = tf32x3_swz<C>(d, c);
+            tf32x3_st4(hi + off, h);
+            tf32x3_st4(lo + off, l);
+        }
     }
 }
 

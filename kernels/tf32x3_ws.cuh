@@ -91,6 +91,18 @@ template <int DB_> struct tf32x3_ws_cfg {
     static_assert(KSTAGES == 1 || KSTAGES == 2, "one or two K stages");
     /* the Q split's unrolling: what ptxas allocates without a spill */
     static constexpr int Q_UNROLL = KSTAGES == 1 ? 8 : 4;
+#ifndef OPP__TF32X3_WS_SPLIT_BATCH
+#define OPP__TF32X3_WS_SPLIT_BATCH 8
+#endif
+    /* the producer's splits: chunks loaded before the first is split (8:
+     * all of a thread's; 1 waits out each load alone) */
+    static constexpr int SPLIT_BATCH = OPP__TF32X3_WS_SPLIT_BATCH;
+#ifndef OPP__TF32X3_WS_TURNS
+#define OPP__TF32X3_WS_TURNS 1
+#endif
+    /* 1: the consumers take turns to issue (S0, S1, P V0, P V1); 0: each
+     * issues when ready */
+    static constexpr bool TURNS = OPP__TF32X3_WS_TURNS != 0;
 };
 
 template <class C> struct tf32x3_ws_smem {
@@ -224,12 +236,18 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
             flash_cp_async_wait<1>();
             hop_bar_sync(C::PRODUCER_BAR, 128); /* every copy of block i landed */
             const uint32_t ks = i % C::KSTAGES, kph = (i / C::KSTAGES) & 1u;
+            /* the thread index opaque each block: ptxas would otherwise keep
+             * the splits' loop-invariant shared offsets in registers (they
+             * spilled) */
+            int tt = t;
+            asm volatile("" : "+r"(tt));
             hop_mbar_wait(sm.k_empty(ks), kph ^ 1u);
-            tf32x3_split_k<C, 128>(sm.land_k(s), sm.k_hi(ks), sm.k_lo(ks), t);
+            tf32x3_split_k<C, 128, C::SPLIT_BATCH>(sm.land_k(s), sm.k_hi(ks), sm.k_lo(ks), tt);
             hop_fence_proxy_async(); /* the split's generic writes before the wgmma reads */
             hop_mbar_arrive(sm.k_full(ks));
             hop_mbar_wait(sm.v_empty(), ph ^ 1u);
-            tf32x3_split_v<C, 128, true>(sm.land_v(s), sm.at(C::V_HI), sm.at(C::V_LO), t);
+            tf32x3_split_v<C, 128, true, C::SPLIT_BATCH>(sm.land_v(s), sm.at(C::V_HI),
+                                                         sm.at(C::V_LO), tt);
             hop_fence_proxy_async();
             hop_mbar_arrive(sm.v_full());
             hop_bar_sync(C::PRODUCER_BAR, 128); /* landing stage s read: free for block i + 2 */
@@ -245,6 +263,14 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
 
 // --- consumers
 
+/* A turn without a product (TURNS): wait for it, hand it on. */
+template <class C> __device__ __forceinline__ void tf32x3_ws_turn(uint32_t mine, uint32_t theirs) {
+    if (C::TURNS) {
+        hop_bar_sync(mine, 256);
+        hop_bar_arrive(theirs, 256);
+    }
+}
+
 /* Consumer c (ct = 0 .. 127 within its warpgroup): rows 64 c .. 64 c + 63
  * of each of the block's items. */
 template <class C>
@@ -256,7 +282,7 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
     const bool causal = a.is_causal != 0;
     const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
     const uint32_t my_turn = C::TURN_BAR + c, their_turn = C::TURN_BAR + (c ^ 1);
-    if (c == 1) {
+    if (C::TURNS && c == 1) {
         hop_bar_arrive(C::TURN_BAR, 256); /* consumer 0 issues first */
     }
     uint32_t i = 0; /* key blocks so far (the producer's count) */
@@ -269,8 +295,16 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
         const int64_t c0 = x.r0 + 64 * c; /* this consumer's first row */
         const int64_t t0 = c0 / g;
         const int32_t rem0 = (int32_t)(c0 - t0 * g);
-        /* the keys every row of this consumer's sees */
+        /* the keys every row of this consumer's sees; the key blocks any
+         * of them sees (the item's nkb counts consumer 1's last row: consumer
+         * 0 skips the blocks past its own, causal, and a consumer past the
+         * sequence's rows all) */
         const int32_t kfull = c0 < x.nrows ? flash_key_end(causal, t0, lq, lkv) : 0;
+        int32_t nkb_c = 0;
+        if (c0 < x.nrows) {
+            const int64_t last = (c0 + 64 < x.nrows ? c0 + 64 : x.nrows) - 1;
+            nkb_c = (flash_key_end(causal, last / g, lq, lkv) + C::BN - 1) / C::BN;
+        }
         int32_t kend[2]; /* this thread's rows' key ends */
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -281,9 +315,11 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
          * i = ct + 128 it, row i / CHUNKS; rows past the sequence, columns
          * past D: zeros. The consumer's previous products have retired. */
         const float *qg = (const float *)a.q.ptr + x.seq.qb + (int64_t)x.hk * g * a.q.head;
+        int cq = ct; /* opaque each item: the split's offsets are not kept across items */
+        asm volatile("" : "+r"(cq));
 #pragma unroll(C::Q_UNROLL)
         for (int it = 0; it < 64 * C::CHUNKS / 128; ++it) {
-            const int ci = ct + 128 * it, r = ci / C::CHUNKS, ch = ci % C::CHUNKS;
+            const int ci = cq + 128 * it, r = ci / C::CHUNKS, ch = ci % C::CHUNKS;
             const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             if (c0 + r < x.nrows && ch * 4 < a.d) {
@@ -313,7 +349,8 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
         }
         float s[C::N8][4], oj[C::O8][4], alpha[2];
         uint32_t ph[C::N8][4], pl[C::N8][4];
-        for (int32_t j = 0; j < x.nkb; ++j, ++i) {
+        int32_t j = 0;
+        for (; j < nkb_c; ++j, ++i) {
             const uint32_t par = i & 1u;
             /* the tiles' addresses opaque each block: ptxas would otherwise
              * keep the 72 loop-invariant wgmma descriptors in registers */
@@ -321,9 +358,13 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
             asm volatile("" : "+r"(sb.base));
             const uint32_t ks = i % C::KSTAGES, kpar = (i / C::KSTAGES) & 1u;
             hop_mbar_wait(sb.k_full(ks), kpar);
-            hop_bar_sync(my_turn, 256);
+            if (C::TURNS) {
+                hop_bar_sync(my_turn, 256);
+            }
             tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
-            hop_bar_arrive(their_turn, 256);
+            if (C::TURNS) {
+                hop_bar_arrive(their_turn, 256);
+            }
             wgmma_wait<0>();
             tf32x3_fence(s);
             hop_mbar_arrive(sb.k_empty(ks));
@@ -337,15 +378,31 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
             flash_softmax_rows<C::N8>(s, m, l, alpha, sl);
             tf32x3_split_p<C>(s, ph, pl);
             hop_mbar_wait(sb.v_full(), par);
-            hop_bar_sync(my_turn, 256);
+            if (C::TURNS) {
+                hop_bar_sync(my_turn, 256);
+            }
             tf32x3_pv<C>(oj, ph, pl, sb.at(C::V_HI), sb.at(C::V_LO), true);
-            hop_bar_arrive(their_turn, 256);
+            if (C::TURNS) {
+                hop_bar_arrive(their_turn, 256);
+            }
             wgmma_wait<0>();
             tf32x3_fence(oj);
             tf32x3_fence(ph);
             tf32x3_fence(pl);
             hop_mbar_arrive(sb.v_empty());
             tf32x3_merge<C>(o, alpha, oj);
+        }
+        /* the item's blocks no row of this consumer's sees: release each
+         * (after its full barrier, so that the arrivals count toward its
+         * phase) and pass the turns */
+        for (; j < x.nkb; ++j, ++i) {
+            const uint32_t ks = i % C::KSTAGES, kpar = (i / C::KSTAGES) & 1u;
+            hop_mbar_wait(sm.k_full(ks), kpar);
+            tf32x3_ws_turn<C>(my_turn, their_turn);
+            hop_mbar_arrive(sm.k_empty(ks));
+            hop_mbar_wait(sm.v_full(), i & 1u);
+            tf32x3_ws_turn<C>(my_turn, their_turn);
+            hop_mbar_arrive(sm.v_empty());
         }
 
         /* O / l and LSE, rows of the sequence only, columns < Dv only. The
