@@ -226,14 +226,16 @@
  * split into tf32 hi + lo, three tensor-core products per matrix product
  * (lo x hi, hi x lo, hi x hi) with fp32 accumulation; compute capability
  * 9.0 only (sm_90a wgmma); D, Dv <= 64, multiples of 4. AUTO never takes it. */
-/* OPP__TF32X3_WS 1: the warp-specialised kernel (kernels/tf32x3_ws.cuh:
- * a producer warpgroup splits K and V for two consumer warpgroups of 64 rows
- * each; BM 128, 384 threads); 0: one warpgroup a block
- * (kernels/tf32x3_attention.cuh; BM 64, 128 threads). Its shared memory,
+/* OPP__TF32X3_WS 1 (default): the warp-specialised kernel
+ * (kernels/tf32x3_ws.cuh: a producer warpgroup splits K and V for two
+ * consumer warpgroups of 64 rows each; BM 128, 384 threads; prefill_f32
+ * 1.11x the one-warpgroup kernel's speed on an H100, bench/RESULTS.md
+ * twenty-sixth session); 0: one warpgroup a block
+ * (kernels/tf32x3_attention.cuh; BM 64, 128 threads), an A/B build. Its shared memory,
  * in [64][DB] fp32 tiles: the split K (two a stage), V (two), Q (four), two
  * landing stages of K and V (four); 64 bytes of mbarriers, 1024 to align. */
 #ifndef OPP__TF32X3_WS
-#define OPP__TF32X3_WS 0
+#define OPP__TF32X3_WS 1
 #endif
 /* OPP__TF32X3_WS_KSTAGES: 1 or 2 split K stages */
 #ifndef OPP__TF32X3_WS_KSTAGES

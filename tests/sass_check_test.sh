@@ -22,40 +22,43 @@
 #                             then moves that wait above the softmax), with
 #                             each step's EX2 before / after the wait
 #   test_tf32x3_wgmma         the 3xTF32 kernel (OPP_ALGO_TF32X3, kernel_list.h's
-#                             TF32X3 rows) is there as sm_90a code, issues
-#                             tf32 wgmma (HGMMA.64x64x8.F32.TF32: 48 in its
-#                             key-block loop, 3 x 8 for S and 3 x 8 for P V)
-#                             and touches no local memory
-#   test_tf32x3_ws_build      the warp-specialised 3xTF32 kernel's A/B
-#                             builds (the objects of //kernels:tf32x3_ws,
-#                             tf32x3_ws_k2: OPP__TF32X3_WS=1, one and two
-#                             split K stages; not in the library) each hold one
-#                             tf32x3_ws_kernel, with 48 tf32 HGMMA (24 with
-#                             A in shared memory: S; 24 from registers: P V),
-#                             no other, and no local memory
+#                             TF32X3 rows; the warp-specialised
+#                             tf32x3_ws_kernel) is there as sm_90a code, once,
+#                             issues tf32 wgmma (HGMMA.64x64x8.F32.TF32: 48 in
+#                             its key-block loop, 3 x 8 for S with A in shared
+#                             memory, 3 x 8 for P V with A from registers),
+#                             no other HGMMA, and touches no local memory
+#   test_tf32x3_ab_builds     the 3xTF32 switches' A/B builds (objects of
+#                             //kernels:tf32x3_1wg: OPP__TF32X3_WS=0, the
+#                             one-warpgroup tf32x3_attention_kernel, 48 tf32
+#                             HGMMA from registers; tf32x3_ws_k2: two split K
+#                             stages; tf32x3_ws_turns: the consumers' turns;
+#                             not in the library): each holds its one kernel
+#                             with those HGMMA, no other, no local memory
 # The lines are CMocka's, so tools/ci_summary.py counts six cases. Without
 # cuobjdump and nvdisasm (tools/find_cuobjdump.sh looks for them; the CUDA
 # 13 toolkit here has neither, tools/bootstrap.sh installs PyPI's
 # nvidia-cuda-cuobjdump and -nvdisasm into /opt/liboppacked/tools) each case is SKIPPED, unless OPP_SASS_STRICT=1
 # (.ci/run sets it: --test_env), which makes that a failure.
 #
-#   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... WS_O WS_K2_O
-#   (the first named liboppacked.a; the objects tf32x3_ws_tf32x3_d64.o and
-#   tf32x3_ws_k2_tf32x3_d64.o)
+#   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O
+#   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
+#   tf32x3_ws_k2_tf32x3_d64.o and tf32x3_ws_turns_tf32x3_d64.o)
 set -u
 
 finder=$1
 shift
-lib="" ws="" ws_k2=""
+lib="" one_wg="" ws_k2="" ws_turns=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
-    */tf32x3_ws_tf32x3_d64.o) [ -n "$ws" ] || ws=$f ;;
+    */tf32x3_1wg_tf32x3_d64.o) [ -n "$one_wg" ] || one_wg=$f ;;
     */tf32x3_ws_k2_tf32x3_d64.o) [ -n "$ws_k2" ] || ws_k2=$f ;;
+    */tf32x3_ws_turns_tf32x3_d64.o) [ -n "$ws_turns" ] || ws_turns=$f ;;
     esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
-    test_hopper_step_softmax_order test_tf32x3_wgmma test_tf32x3_ws_build)
+    test_hopper_step_softmax_order test_tf32x3_wgmma test_tf32x3_ab_builds)
 report() { # report STATUS CASE [MESSAGE]
     echo "[ RUN      ] $2"
     [ -n "${3:-}" ] && echo "$3"
@@ -176,55 +179,59 @@ else
     report OK test_hopper_step_softmax_order "$summary"
 fi
 
-# 5. the 3xTF32 kernel: per instance its tf32 HGMMA, other HGMMA, LDL / STL
-awk '/Function : / { f = $3; t = (f ~ /tf32x3_attention_kernel/); if (t) n[f] = 1; next }
-     t && /[ \t]HGMMA\.64x64x8\.F32\.TF32 / { h[f]++; next }
-     t && /[ \t]HGMMA/ { o[f]++ }
-     t && /[ \t](LDL|STL)[ .]/ { l[f]++ }
-     END { for (k in n) printf "%s %d %d %d\n", k, h[k], o[k], l[k] }' "$tmp/sass.txt" |
-    sed 's/^_Z23tf32x3_attention_kernelI10tf32x3_cfgI//; s/EEEv10flash_argsPK17opp__guard_record//' | sort >"$tmp/tf32.txt"
-summary="instance (DB), tf32 HGMMA, other HGMMA, LDL/STL:
+# tf32x3_counts SASS: per function named tf32x3_attention_kernel or
+# tf32x3_ws_kernel, "NAME SS RS OTHER LOCAL": its tf32 HGMMA with A in
+# shared memory ("HGMMA... Rd, gdesc[URx], ...": both descriptors), with A
+# from registers ("HGMMA... Rd, Ra, gdesc[URx], ..."), other HGMMA, LDL / STL
+tf32x3_counts() {
+    awk '/Function : / { f = $3; t = (f ~ /tf32x3_(attention|ws)_kernel/); if (t) n[f] = 1; next }
+         t && /[ \t]HGMMA\.64x64x8\.F32\.TF32 / { if ($0 ~ /TF32 R[0-9]+, R[0-9]+, gdesc/) r[f]++; else sh[f]++; next }
+         t && /[ \t]HGMMA/ { o[f]++ }
+         t && /[ \t](LDL|STL)[ .]/ { l[f]++ }
+         END { for (k in n) printf "%s %d %d %d %d\n", k, sh[k], r[k], o[k], l[k] }' "$1" |
+        sed 's/EEEv10flash_argsPK17opp__guard_record//' | sort
+}
+
+# 5. the 3xTF32 kernel of the library
+tf32x3_counts "$tmp/sass.txt" >"$tmp/tf32.txt"
+summary="function, tf32 HGMMA A shared / A registers, other HGMMA, LDL/STL:
 $(cat "$tmp/tf32.txt")"
-if [ "$(wc -l <"$tmp/tf32.txt")" -eq 1 ] && awk '$1 != "Li64" || $2 != 48 || $3 != 0 || $4 != 0 { bad = 1 }
-        END { exit bad }' "$tmp/tf32.txt"; then
+if [ "$(wc -l <"$tmp/tf32.txt")" -eq 1 ] &&
+    [ "$(cat "$tmp/tf32.txt")" = "_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 24 24 0 0" ]; then
     report OK test_tf32x3_wgmma "$summary"
 else
-    report FAILED test_tf32x3_wgmma "want one instance, Li64, 48 tf32 HGMMA, no other, no local memory; $summary"
+    report FAILED test_tf32x3_wgmma "want one tf32x3_ws_kernel (DB 64), 24 + 24 tf32 HGMMA, no other, no local memory; $summary"
     status=1
 fi
 
-# 6. the warp-specialised 3xTF32 kernel's A/B builds: per object its
-# tf32x3_ws_kernel functions, their tf32 HGMMA with A in shared memory
-# ("HGMMA... Rd, gdesc[URx], ...": both descriptors), with A from registers
-# ("HGMMA... Rd, Ra, gdesc[URx], ..."), other HGMMA, LDL / STL
-summary="object, functions, tf32 HGMMA A shared / A registers, other HGMMA, LDL/STL:"
+# 6. the 3xTF32 switches' A/B builds: per object its one kernel
+summary="object: function, tf32 HGMMA A shared / A registers, other HGMMA, LDL/STL:"
 ok=1
-for a in "$ws" "$ws_k2"; do
+for spec in "$one_wg|_Z23tf32x3_attention_kernelI10tf32x3_cfgILi64 0 48 0 0" \
+    "$ws_k2|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 24 24 0 0" \
+    "$ws_turns|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 24 24 0 0"; do
+    a=${spec%%|*} want=${spec#*|}
     if [ -z "$a" ] || [ ! -s "$a" ]; then
         summary="$summary
 (an object missing among the arguments)"
         ok=0
         continue
     fi
-    if ! PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -sass -arch sm_90a "$a" >"$tmp/ws.txt" 2>"$tmp/err.txt"; then
+    if ! PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -sass -arch sm_90a "$a" >"$tmp/ab.txt" 2>"$tmp/err.txt"; then
         summary="$summary
 $(basename "$a"): cuobjdump failed: $(head -c 200 "$tmp/err.txt")"
         ok=0
         continue
     fi
-    line=$(awk '/Function : / { t = ($3 ~ /tf32x3_ws_kernel/); if (t) n++; next }
-        t && /[ \t]HGMMA\.64x64x8\.F32\.TF32 / { if ($0 ~ /TF32 R[0-9]+, R[0-9]+, gdesc/) r++; else sh++; next }
-        t && /[ \t]HGMMA/ { o++ }
-        t && /[ \t](LDL|STL)[ .]/ { l++ }
-        END { printf "%d %d %d %d %d", n, sh, r, o, l }' "$tmp/ws.txt")
+    got=$(tf32x3_counts "$tmp/ab.txt")
     summary="$summary
-$(basename "$a") $line"
-    [ "$line" = "1 24 24 0 0" ] || ok=0
+$(basename "$a"): $got"
+    [ "$got" = "$want" ] || ok=0
 done
 if [ $ok -eq 1 ]; then
-    report OK test_tf32x3_ws_build "$summary"
+    report OK test_tf32x3_ab_builds "$summary"
 else
-    report FAILED test_tf32x3_ws_build "want per object 1 function, 24 + 24 tf32 HGMMA, no other, no local memory; $summary"
+    report FAILED test_tf32x3_ab_builds "want per object its one kernel: the one-warpgroup one with 48 tf32 HGMMA from registers, the warp-specialised ones with 24 + 24; no other HGMMA, no local memory; $summary"
     status=1
 fi
 exit $status
