@@ -24,6 +24,9 @@
 #     tools/portable_rows.sh removes exactly the three Hopper lines of the
 #     tree's kernels/kernel_list.h, refusing (unchanged, exit 2) a file
 #     without them, with one twice, or missing;
+#   - stage/unpack.sh's opp_unpack (tools/gpu_unpack.sh): a fresh unpack,
+#     an older (read-only) unpacked file replaced, a newer one kept, a bad
+#     .xz a failure with no file left, python3's lzma where xz is missing;
 #   - bench/decode_probes.json passes oppbench's workload schema (oppbench
 #     --list, no GPU): its four workloads, L_q up to 16 for the speculative
 #     ones and both L_q 1 and 512 in the mixed one.
@@ -276,6 +279,30 @@ check_err "--tests needs NAME[,NAME] (test binaries of //tests), got 'a b'" bash
 check_err "--tests needs NAME[,NAME] (test binaries of //tests), got 'a,,b'" bash "$stage_src" \
     --tests a,,b
 check_err "--tests needs NAME[,NAME] (test binaries of //tests), got ''" bash "$stage_src" --tests
+
+# --- stage/unpack.sh's opp_unpack: unpacks next to the .xz; replaces an
+# older unpacked file, even a read-only one (a warm device machine keeps the
+# last call's); leaves a newer one; fails on a bad .xz, leaving no partial
+# file; the same through python3's lzma where xz is missing
+U=$T/unpack
+mkdir -p "$U"
+(
+    # shellcheck disable=SC1090 # the script under test
+    . "$unpack_src"
+    cd "$U" || exit 1
+    echo new >b && xz -k b && rm b
+    opp_unpack b.xz && [ "$(cat b)" = new ] && [ -x b ] || fail "opp_unpack: a fresh unpack"
+    echo old >b && chmod a-w b && touch -d '2001-01-01' b
+    opp_unpack b.xz && [ "$(cat b)" = new ] || fail "opp_unpack: an older, read-only file not replaced"
+    echo kept >b && touch -d '2001-01-01' b.xz
+    opp_unpack b.xz && [ "$(cat b)" = kept ] || fail "opp_unpack: a newer file replaced"
+    echo junk >c.xz
+    opp_unpack c.xz 2>/dev/null && fail "opp_unpack: a bad .xz unpacked"
+    [ ! -e c ] && [ ! -e c.unpack ] || fail "opp_unpack: a bad .xz left a file"
+    rm -f b && touch b.xz
+    mkdir -p nox && for c in python3 chmod mv rm; do ln -s "$(command -v $c)" nox/$c; done
+    PATH=$U/nox opp_unpack b.xz && [ "$(cat b)" = new ] || fail "opp_unpack: python3's lzma"
+) || exit 1
 
 # --- bench/decode_probes.json
 out=$("$oppbench" --list --workloads "$probes" 2>&1) || fail "oppbench --list rejects $probes: $out"
