@@ -1,9 +1,12 @@
 /*
  * tf32x3_attention.cuh - OPP_ALGO_TF32X3, the opt-in kernel for float32
  * storage on the tensor cores of compute capability 9.0 (sm_90a wgmma):
- * every matrix product in three tf32 products, fp32 accumulation.
- * Included by kernels/tf32x3_d<DB>.cu, which instantiate it for the TF32X3
- * lines of kernels/kernel_list.h.
+ * every matrix product in three tf32 products, fp32 accumulation. This is
+ * the one-warpgroup form (BM 64, 128 threads), an A/B build under
+ * OPP__TF32X3_WS 0 (kernels/kernel_list.h); the library's kernel is the
+ * warp-specialised one (kernels/tf32x3_ws.cuh), whose arithmetic, split and
+ * layouts are described here. Included by kernels/tf32x3_d<DB>.cu, which
+ * instantiate it for the TF32X3 lines of kernels/kernel_list.h.
  *
  *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (element strides)
  *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]

@@ -1,6 +1,6 @@
 /*
- * tf32x3_d64.cu - the opt-in 3xTF32 f32 kernel (kernels/tf32x3_attention.cuh,
- * or kernels/tf32x3_ws.cuh under OPP__TF32X3_WS)
+ * tf32x3_d64.cu - the opt-in 3xTF32 f32 kernel (kernels/tf32x3_ws.cuh; the
+ * one-warpgroup kernels/tf32x3_attention.cuh under OPP__TF32X3_WS 0)
  * for head sizes up to 64: the launch function of each line of
  * OPP__TF32X3_D64_KERNELS (kernels/kernel_list.h).
  */
