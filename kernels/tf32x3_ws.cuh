@@ -31,10 +31,13 @@
  *     split (OPP__TF32X3_WS_SPLIT_BATCH; 1, chunk by chunk, was 4 % slower:
  *     each load's latency waited out alone).
  * Registers: ptxas compiles a 384-thread block's threads to at most 168
- * registers; setmaxnreg.inc does not raise that for the code after it (a
- * .dec lowers it: at 56 the producer spilled), so the kernel has none. Q's
- * split fragments in registers (64 of them) spilled the consumers, hence Q
- * in shared memory and S = Q K^T with both operands there.
+ * registers, and the consumers fit (167, no spill). The kernel has no
+ * setmaxnreg: ptxas does compile the code after a setmaxnreg.inc to the
+ * raised count (a test kernel used up to R225 after .inc 232; this one
+ * builds without spill at .dec 88 / .inc 208, the producer spills at .dec
+ * 72), but nothing here needs the registers yet. Q's split fragments in
+ * registers (64 of them) would not fit 168 beside O, P V_j, S and P's
+ * split, hence Q in shared memory and S = Q K^T with both operands there.
  * Shared memory (from the 1024-aligned base; each tile a swizzled [64][DB]
  * fp32 tile): KSTAGES stages of K_HI, K_LO; V_HI, V_LO; Q_HI(0), Q_LO(0),
  * Q_HI(1), Q_LO(1); two landing stages of K and V; the mbarriers k_full[s],
