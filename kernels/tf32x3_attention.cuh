@@ -270,29 +270,7 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
     }
 
     /* O / l and LSE, rows of the sequence only, columns < Dv only */
-    float *og = (float *)a.out.ptr + seq.ob + (int64_t)hk * g * a.out.head;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const float sum = flash_quad_sum(l[h]);
-        const int32_t r = 16 * warp + qr + 8 * h;
-        if (r0 + r >= nrows) {
-            continue;
-        }
-        const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
-        const int64_t t = t0 + tt;
-        const float inv = flash_row_inv(sum);
-        float *orow = og + t * a.out.row + hg * a.out.head;
-#pragma unroll
-        for (int n = 0; n < C::O8; ++n) {
-            const int col = 8 * n + 2 * qc;
-            if (col < a.dv) { /* dv is a multiple of 4: both columns or neither */
-                *(float2 *)(orow + col) = make_float2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
-            }
-        }
-        if (a.lse != NULL && qc == 0) {
-            a.lse[seq.lse_base + (hk * g + hg) * a.lse_head + t] = flash_row_lse(m[h], sum, sl);
-        }
-    }
+    tf32x3_store_rows<C>(a, seq, hk, r0, t0, rem0, nrows, o, m, l, sl, warp, qr, qc);
     __syncthreads(); /* shared memory is reused by the block's next item */
 }
 
