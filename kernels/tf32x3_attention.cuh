@@ -177,13 +177,7 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
 
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
     float o[C::O8][4];
-#pragma unroll
-    for (int n = 0; n < C::O8; ++n) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            o[n][e] = 0.0f;
-        }
-    }
+    tf32x3_zero(o);
     const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
     flash_cp_async_wait<0>();
     __syncthreads(); /* Q, K_0, V_0 landed */

@@ -189,6 +189,17 @@ template <class T, int N, int M> __device__ __forceinline__ void tf32x3_fence(T 
     }
 }
 
+/* r = 0, every element (O's accumulators at an item's start). */
+template <int N, int M> __device__ __forceinline__ void tf32x3_zero(float (&r)[N][M]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+#pragma unroll
+        for (int e = 0; e < M; ++e) {
+            r[i][e] = 0.0f;
+        }
+    }
+}
+
 /* Issues d (+)= A B for the STEPS k8 steps of A's fragments (ah, al: hi,
  * lo) against B's K-major tiles at b_hi / b_lo (step k: tf32x3_desc(., k)),
  * three products a step: lo x hi, hi x lo, hi x hi. fresh: the first

@@ -349,13 +349,7 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
 
         float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
         float o[C::O8][4];
-#pragma unroll
-        for (int n = 0; n < C::O8; ++n) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                o[n][e] = 0.0f;
-            }
-        }
+        tf32x3_zero(o);
         float s[C::N8][4], oj[C::O8][4], alpha[2];
         uint32_t ph[C::N8][4], pl[C::N8][4];
         int32_t j = 0;
