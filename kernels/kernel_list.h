@@ -232,8 +232,9 @@
  * 1.11x the one-warpgroup kernel's speed on an H100, bench/RESULTS.md
  * twenty-sixth session); 0: one warpgroup a block
  * (kernels/tf32x3_attention.cuh; BM 64, 128 threads), an A/B build. Its shared memory,
- * in [64][DB] fp32 tiles: the split K (two a stage), V (two), Q (four), two
- * landing stages of K and V (four); 64 bytes of mbarriers, 1024 to align. */
+ * in [64][DB] fp32 tiles: the split K (two a stage), V (two a stage), Q
+ * (four), two landing stages of K and V (four); 64 bytes of mbarriers, 1024
+ * to align. */
 #ifndef OPP__TF32X3_WS
 #define OPP__TF32X3_WS 1
 #endif
@@ -241,8 +242,15 @@
 #ifndef OPP__TF32X3_WS_KSTAGES
 #define OPP__TF32X3_WS_KSTAGES 1
 #endif
-#define OPP__TF32X3_WS_SMEM_BYTES(DB) \
-    ((size_t)4 * 64 * (DB) * (2 * OPP__TF32X3_WS_KSTAGES + 10) + 64 + 1024)
+/* OPP__TF32X3_WS_OVERLAP 1: each consumer's P V in flight under its own
+ * softmax (kernels/tf32x3_ws_blocks.cuh), with two split V stages */
+#ifndef OPP__TF32X3_WS_OVERLAP
+#define OPP__TF32X3_WS_OVERLAP 0
+#endif
+#define OPP__TF32X3_WS_VSTAGES (OPP__TF32X3_WS_OVERLAP ? 2 : 1)
+#define OPP__TF32X3_WS_SMEM_BYTES(DB)                                                             \
+    ((size_t)4 * 64 * (DB) * (2 * OPP__TF32X3_WS_KSTAGES + 2 * OPP__TF32X3_WS_VSTAGES + 8) + 64 + \
+     1024)
 #if OPP__TF32X3_WS
 #define OPP__TF32X3_D64_KERNELS(X) \
     X(tf32x3_f32_d64, TF32X3, F32, 64, 4, 90, 128, 64, 384, OPP__TF32X3_WS_SMEM_BYTES(64))

@@ -33,28 +33,35 @@
 #                             one-warpgroup tf32x3_attention_kernel, 48 tf32
 #                             HGMMA from registers; tf32x3_ws_k2: two split K
 #                             stages; tf32x3_ws_turns: the consumers' turns;
-#                             not in the library): each holds its one kernel
-#                             with those HGMMA, no other, no local memory
+#                             tf32x3_ws_overlap: each consumer's P V in
+#                             flight under its softmax, 48 + 48 HGMMA (S_0
+#                             and the last P V peeled) and a wait that leaves
+#                             one group in flight, WARPGROUP.DEPBAR.LE gsb0,
+#                             0x1; not in the library): each holds its one
+#                             kernel with those HGMMA, no other, no local
+#                             memory
 # The lines are CMocka's, so tools/ci_summary.py counts six cases. Without
 # cuobjdump and nvdisasm (tools/find_cuobjdump.sh looks for them; the CUDA
 # 13 toolkit here has neither, tools/bootstrap.sh installs PyPI's
 # nvidia-cuda-cuobjdump and -nvdisasm into /opt/liboppacked/tools) each case is SKIPPED, unless OPP_SASS_STRICT=1
 # (.ci/run sets it: --test_env), which makes that a failure.
 #
-#   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O
+#   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O WS_OVERLAP_O
 #   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
-#   tf32x3_ws_k2_tf32x3_d64.o and tf32x3_ws_turns_tf32x3_d64.o)
+#   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o and
+#   tf32x3_ws_overlap_tf32x3_d64.o)
 set -u
 
 finder=$1
 shift
-lib="" one_wg="" ws_k2="" ws_turns=""
+lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
     */tf32x3_1wg_tf32x3_d64.o) [ -n "$one_wg" ] || one_wg=$f ;;
     */tf32x3_ws_k2_tf32x3_d64.o) [ -n "$ws_k2" ] || ws_k2=$f ;;
     */tf32x3_ws_turns_tf32x3_d64.o) [ -n "$ws_turns" ] || ws_turns=$f ;;
+    */tf32x3_ws_overlap_tf32x3_d64.o) [ -n "$ws_overlap" ] || ws_overlap=$f ;;
     esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
@@ -208,8 +215,10 @@ fi
 summary="object: function, tf32 HGMMA A shared / A registers, other HGMMA, LDL/STL:"
 ok=1
 for spec in "$one_wg|_Z23tf32x3_attention_kernelI10tf32x3_cfgILi64 0 48 0 0" \
-    "$ws_k2|$ws_want" "$ws_turns|$ws_want"; do
-    a=${spec%%|*} want=${spec#*|}
+    "$ws_k2|$ws_want" "$ws_turns|$ws_want" \
+    "$ws_overlap|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 48 48 0 0|gsb0, 0x1"; do
+    a=${spec%%|*} want=${spec#*|} wait=""
+    case "$want" in *"|"*) wait=${want#*|} want=${want%%|*} ;; esac
     if [ -z "$a" ] || [ ! -s "$a" ]; then
         summary="$summary
 (an object missing among the arguments)"
@@ -226,11 +235,19 @@ $(basename "$a"): cuobjdump failed: $(head -c 200 "$tmp/err.txt")"
     summary="$summary
 $(basename "$a"): $got"
     [ "$got" = "$want" ] || ok=0
+    if [ -n "$wait" ]; then # a wait that leaves a product in flight
+        if grep -q "WARPGROUP.DEPBAR.LE $wait ;" "$tmp/ab.txt"; then
+            summary="$summary (WARPGROUP.DEPBAR.LE $wait: there)"
+        else
+            summary="$summary (WARPGROUP.DEPBAR.LE $wait: missing)"
+            ok=0
+        fi
+    fi
 done
 if [ $ok -eq 1 ]; then
     report OK test_tf32x3_ab_builds "$summary"
 else
-    report FAILED test_tf32x3_ab_builds "want per object its one kernel: the one-warpgroup one with 48 tf32 HGMMA from registers, the warp-specialised ones with 24 + 24; no other HGMMA, no local memory; $summary"
+    report FAILED test_tf32x3_ab_builds "want per object its one kernel: the one-warpgroup one with 48 tf32 HGMMA from registers, the warp-specialised ones with 24 + 24 (the overlap build 48 + 48 and a wait leaving one group in flight); no other HGMMA, no local memory; $summary"
     status=1
 fi
 exit $status

@@ -1,0 +1,175 @@
+/*
+ * tf32x3_ws_blocks.cuh - a consumer's key blocks of one item in the
+ * warp-specialised 3xTF32 kernel (kernels/tf32x3_ws.cuh), in two schedules:
+ *
+ * tf32x3_ws_blocks (OPP__TF32X3_WS_OVERLAP 0): per key block j, S_j = Q
+ *   K_j^T, waited for; softmax; P split; P V_j into fresh accumulators,
+ *   waited for; O = alpha_j O + P V_j. Its tensor work overlaps only the
+ *   other consumer's softmax.
+ * tf32x3_ws_blocks_overlap (1, FlashAttention-3's intra-warpgroup
+ *   overlap): its own P V in flight under its softmax, per key block j
+ *
+ *   softmax(S_j)                     while P V_{j-1} runs on the tensor core
+ *   wait P V_{j-1}; release V_{j-1}; O = alpha_{j-1} O + P V_{j-1}
+ *   split P_j
+ *   issue S_{j+1} = Q K_{j+1}^T, then P V_j (fresh accumulators)
+ *   wait S_{j+1} (P V_j stays in flight); release K_{j+1}
+ *
+ *   with S_0 before the first block and P V_{n-1}'s merge after the last.
+ *   Block j's merge waits until softmax(S_{j+1}) has run, with alpha_j
+ *   kept from block j's softmax: the same operations on the same values as
+ *   tf32x3_ws_blocks, so the same bits. V has two split stages (P V_j
+ *   reads V_j while the producer splits V_{j+1}); the last block is peeled
+ *   so that no product is issued under a condition. Registers in flight
+ *   under softmax(S_{j+1}): S (32), P V_j's accumulators (32) and its A
+ *   fragments P_j hi / lo (64), O (32).
+ *
+ * The m64n64 fragment layout throughout: rows 16 warp + qr (+ 8), columns
+ * 8 n + 2 qc (+ 1).
+ */
+#ifndef OPP_KERNELS_TF32X3_WS_BLOCKS_CUH
+#define OPP_KERNELS_TF32X3_WS_BLOCKS_CUH
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/softmax_rows.cuh"
+#include "kernels/tf32x3_ops.cuh"
+#include "kernels/tf32x3_ws_config.cuh"
+
+/* A consumer thread's two rows over an item's key blocks. */
+template <class C> struct tf32x3_ws_rows {
+    float m[2], l[2];
+    int32_t kend[2]; /* the keys each row sees */
+    int32_t kfull;   /* the keys every row of the consumer's sees */
+    int qc;
+    float sl;
+};
+
+/* S_j (done) -> P_j's probabilities in s: softcap, the masks of the rows'
+ * key ends, online softmax (alpha: the rescale of the block's earlier
+ * blocks). */
+template <class C>
+__device__ __forceinline__ void tf32x3_ws_softmax(const flash_args &a, float (&s)[C::N8][4],
+                                                  tf32x3_ws_rows<C> &r, float (&alpha)[2],
+                                                  int32_t j) {
+    if (a.cap_log2 != 0.0f) {
+        flash_softcap<false, C::N8>(s, a.cap_log2, a.cap_scale, a.cap_x2);
+    }
+    if ((int64_t)(j + 1) * C::BN > r.kfull) {
+        flash_mask_row<C::N8>(s, 0, r.kend[0] - j * C::BN, r.qc);
+        flash_mask_row<C::N8>(s, 1, r.kend[1] - j * C::BN, r.qc);
+    }
+    flash_softmax_rows<C::N8>(s, r.m, r.l, alpha, r.sl);
+}
+
+/* P V_{j-1} done: release its V stage (vs), O = alpha_{j-1} O + P V_{j-1},
+ * alpha_{j-1} := alpha_j. */
+template <class C>
+__device__ __forceinline__ void
+tf32x3_ws_retire_pv(float (&o)[C::O8][4], float (&oj)[C::O8][4], uint32_t (&ph)[C::N8][4],
+                    uint32_t (&pl)[C::N8][4], float (&alpha_prev)[2], const float (&alpha)[2],
+                    uint32_t v_empty) {
+    wgmma_wait<0>();
+    tf32x3_fence(oj);
+    tf32x3_fence(ph);
+    tf32x3_fence(pl);
+    hop_mbar_arrive(v_empty);
+    tf32x3_merge<C>(o, alpha_prev, oj);
+    alpha_prev[0] = alpha[0];
+    alpha_prev[1] = alpha[1];
+}
+
+/* Consumer c's nkb_c key blocks of one item without overlap (each product
+ * waited for when issued), from the block count i (the producer's): O
+ * (zero on entry) and the rows' m, l on return; i advanced past them. */
+template <class C>
+__device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_smem<C> sm, int c,
+                                                 uint32_t &i, int32_t nkb_c, tf32x3_ws_rows<C> &r,
+                                                 float (&o)[C::O8][4]) {
+    const uint32_t my_turn = C::TURN_BAR + c, their_turn = C::TURN_BAR + (c ^ 1);
+    float s[C::N8][4], oj[C::O8][4], alpha[2];
+    uint32_t ph[C::N8][4], pl[C::N8][4];
+    for (int32_t j = 0; j < nkb_c; ++j, ++i) {
+        const uint32_t par = i & 1u;
+        /* the tiles' addresses opaque each block: ptxas would otherwise
+         * keep the 72 loop-invariant wgmma descriptors in registers */
+        tf32x3_ws_smem<C> sb = sm;
+        asm volatile("" : "+r"(sb.base));
+        const uint32_t ks = i % C::KSTAGES, kpar = (i / C::KSTAGES) & 1u;
+        hop_mbar_wait(sb.k_full(ks), kpar);
+        if (C::TURNS) {
+            hop_bar_sync(my_turn, 256);
+        }
+        tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
+        if (C::TURNS) {
+            hop_bar_arrive(their_turn, 256);
+        }
+        wgmma_wait<0>();
+        tf32x3_fence(s);
+        hop_mbar_arrive(sb.k_empty(ks));
+        tf32x3_ws_softmax<C>(a, s, r, alpha, j);
+        tf32x3_split_p<C>(s, ph, pl);
+        hop_mbar_wait(sb.v_full(0), par);
+        if (C::TURNS) {
+            hop_bar_sync(my_turn, 256);
+        }
+        tf32x3_pv<C>(oj, ph, pl, sb.v_hi(0), sb.v_lo(0), true);
+        if (C::TURNS) {
+            hop_bar_arrive(their_turn, 256);
+        }
+        wgmma_wait<0>();
+        tf32x3_fence(oj);
+        tf32x3_fence(ph);
+        tf32x3_fence(pl);
+        hop_mbar_arrive(sb.v_empty(0));
+        tf32x3_merge<C>(o, alpha, oj);
+    }
+}
+
+/* Consumer c's nkb_c (>= 1) key blocks of one item, from the block count i
+ * (the producer's): O (zero on entry) and the rows' m, l on return; i
+ * advanced past them. Q's split tiles are ready (Q_BAR). */
+template <class C>
+__device__ __forceinline__ void
+tf32x3_ws_blocks_overlap(const flash_args &a, tf32x3_ws_smem<C> sm, int c, uint32_t &i,
+                         int32_t nkb_c, tf32x3_ws_rows<C> &r, float (&o)[C::O8][4]) {
+    static_assert(C::KSTAGES == 1 && C::VSTAGES == 2, "one K stage, two V stages");
+    float s[C::N8][4], oj[C::O8][4], alpha[2], alpha_prev[2];
+    uint32_t ph[C::N8][4], pl[C::N8][4];
+    tf32x3_zero(oj); /* P V's registers are operands of its asm before it writes them */
+    /* block 0: S_0, waited for; softmax; P_0 split */
+    hop_mbar_wait(sm.k_full(0), i & 1u);
+    tf32x3_qk_ss<C>(s, sm.q_hi(c), sm.q_lo(c), sm.k_hi(0), sm.k_lo(0));
+    wgmma_wait<0>();
+    tf32x3_fence(s);
+    hop_mbar_arrive(sm.k_empty(0));
+    tf32x3_ws_softmax<C>(a, s, r, alpha_prev, 0);
+    tf32x3_split_p<C>(s, ph, pl);
+    /* block j: S_j and P V_{j-1} (block count i) issued; softmax(S_j) under
+     * P V_{j-1}; its merge; P_j split */
+    for (int32_t j = 1; j < nkb_c; ++j, ++i) {
+        /* the tiles' addresses opaque each block (else ptxas keeps the
+         * loop-invariant wgmma descriptors in registers) */
+        tf32x3_ws_smem<C> sb = sm;
+        asm volatile("" : "+r"(sb.base));
+        hop_mbar_wait(sb.k_full(0), (i + 1) & 1u);
+        tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(0), sb.k_lo(0));
+        hop_mbar_wait(sb.v_full(i & 1u), (i >> 1) & 1u);
+        tf32x3_pv<C>(oj, ph, pl, sb.v_hi(i & 1u), sb.v_lo(i & 1u), true);
+        wgmma_wait<1>(); /* S_j; P V_{j-1} in flight */
+        tf32x3_fence(s);
+        hop_mbar_arrive(sb.k_empty(0));
+        tf32x3_ws_softmax<C>(a, s, r, alpha, j);
+        tf32x3_ws_retire_pv<C>(o, oj, ph, pl, alpha_prev, alpha, sb.v_empty(i & 1u));
+        tf32x3_split_p<C>(s, ph, pl);
+    }
+    /* P V of the last block */
+    hop_mbar_wait(sm.v_full(i & 1u), (i >> 1) & 1u);
+    tf32x3_pv<C>(oj, ph, pl, sm.v_hi(i & 1u), sm.v_lo(i & 1u), true);
+    tf32x3_ws_retire_pv<C>(o, oj, ph, pl, alpha_prev, alpha_prev, sm.v_empty(i & 1u));
+    ++i;
+}
+
+#endif /* OPP_KERNELS_TF32X3_WS_BLOCKS_CUH */
