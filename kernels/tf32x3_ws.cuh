@@ -36,9 +36,10 @@
  * registers, and the consumers without overlap fit (167, no spill).
  * OPP__TF32X3_WS_REGS N: the consumers raise their count to N
  * (setmaxnreg.inc; ptxas compiles the code after it to N) and the producer
- * lowers its own to what is left, 512 - 2 N. The overlap needs it: at 216
- * (producer 80) it builds without spill and keeps P V in flight; at 208 it
- * spills, at 224 the producer spills (ptxas, CUDA 13.0). Q's split
+ * lowers its own to what is left of the block's 3 x 168, 504 - 2 N. The
+ * overlap needs it: at 216 (producer 72, with SPLIT_BATCH 4: 8 spills
+ * there) it builds without spill and keeps P V in flight; at 208 the
+ * consumers spill (ptxas, CUDA 13.0). Q's split
  * fragments in registers (64 of them) would not fit beside O, P V_j, S and
  * P's split, hence Q in shared memory and S = Q K^T with both operands
  * there.

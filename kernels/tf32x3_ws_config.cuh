@@ -80,9 +80,14 @@ template <int DB_> struct tf32x3_ws_cfg {
 #endif
     /* the registers a consumer thread raises its count to (setmaxnreg; the
      * producer lowers its own to what is left, PRODUCER_REGS); 0: no
-     * setmaxnreg, 168 each (ptxas's count for 384 threads) */
+     * setmaxnreg. The pool is what the block was launched with, LAUNCH_REGS
+     * a thread (ptxas's count for 384 threads, 168; 65536 / 384 rounded
+     * down to 8): setmaxnreg.inc waits until the pool holds the registers
+     * it asks for, so more than the producer's dec freed never comes (a
+     * hang: 2 x 216 + 80 = 512 > 3 x 168 did) */
     static constexpr int CONSUMER_REGS = OPP__TF32X3_WS_REGS;
-    static constexpr int PRODUCER_REGS = (65536 / 128 - NC * CONSUMER_REGS) / 8 * 8;
+    static constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
+    static constexpr int PRODUCER_REGS = (NC + 1) * LAUNCH_REGS - NC * CONSUMER_REGS;
     static_assert(CONSUMER_REGS == 0 ||
                       (CONSUMER_REGS % 8 == 0 && CONSUMER_REGS <= 256 && PRODUCER_REGS >= 24),
                   "setmaxnreg counts: multiples of 8, 24 .. 256");

@@ -242,6 +242,19 @@ $(basename "$a"): $got"
             summary="$summary (WARPGROUP.DEPBAR.LE $wait: missing)"
             ok=0
         fi
+        # setmaxnreg: the two consumers' raised counts and the producer's
+        # lowered one within the block's launch registers (3 warpgroups x
+        # REG), else the consumers' inc waits forever
+        inc=$(grep -oE "USETMAXREG\.TRY_ALLOC\.CTAPOOL [A-Z0-9]+, 0x[0-9a-f]+" "$tmp/ab.txt" | head -1 | grep -oE "0x[0-9a-f]+$")
+        dec=$(grep -oE "USETMAXREG\.DEALLOC\.CTAPOOL 0x[0-9a-f]+" "$tmp/ab.txt" | head -1 | grep -oE "0x[0-9a-f]+$")
+        reg=$(PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -res-usage "$a" 2>/dev/null | grep -oE "REG:[0-9]+" | head -1 | cut -d: -f2)
+        if [ -n "$inc" ] && [ -n "$dec" ] && [ -n "$reg" ] &&
+            [ $((2 * inc + dec)) -le $((3 * reg)) ]; then
+            summary="$summary (setmaxnreg 2 x $((inc)) + $((dec)) <= 3 x $reg)"
+        else
+            summary="$summary (setmaxnreg: inc '$inc' dec '$dec' launch registers '$reg': not 2 inc + dec <= 3 x registers)"
+            ok=0
+        fi
     fi
 done
 if [ $ok -eq 1 ]; then
