@@ -81,6 +81,27 @@ tf32x3_ws_retire_pv(float (&o)[C::O8][4], float (&oj)[C::O8][4], uint32_t (&ph)[
     alpha_prev[1] = alpha[1];
 }
 
+/* Q's split A fragments from consumer c's Q_HI / Q_LO tiles (QREG): rows
+ * 16 warp + qr (+ 8), columns 8 ks + qc (+ 4) (the fragment layout of
+ * kernels/wgmma_tf32_ops.cuh), the bits S = Q K^T reads from the tiles
+ * otherwise. */
+template <class C>
+__device__ __forceinline__ void tf32x3_ws_q_frags(tf32x3_ws_smem<C> sm, int c, int qc,
+                                                  uint32_t (&qh)[C::KS][4],
+                                                  uint32_t (&ql)[C::KS][4]) {
+    const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
+#pragma unroll
+    for (int ks = 0; ks < C::KS; ++ks) {
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+            const int row = 16 * warp + (lane >> 2) + 8 * (x & 1), col = 8 * ks + qc + 4 * (x >> 1);
+            const uint32_t off = tf32x3_swz<C>(row, col >> 2) + (uint32_t)(col & 3) * 4u;
+            qh[ks][x] = __float_as_uint(tf32x3_ld32(sm.q_hi(c) + off));
+            ql[ks][x] = __float_as_uint(tf32x3_ld32(sm.q_lo(c) + off));
+        }
+    }
+}
+
 /* Consumer c's nkb_c key blocks of one item without overlap (each product
  * waited for when issued), from the block count i (the producer's): O
  * (zero on entry) and the rows' m, l on return; i advanced past them. */
@@ -91,6 +112,10 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
     const uint32_t my_turn = C::TURN_BAR + c, their_turn = C::TURN_BAR + (c ^ 1);
     float s[C::N8][4], oj[C::O8][4], alpha[2];
     uint32_t ph[C::N8][4], pl[C::N8][4];
+    uint32_t qh[C::QREG ? C::KS : 1][4], ql[C::QREG ? C::KS : 1][4];
+    if constexpr (C::QREG) {
+        tf32x3_ws_q_frags<C>(sm, c, r.qc, qh, ql);
+    }
     for (int32_t j = 0; j < nkb_c; ++j, ++i) {
         const uint32_t par = i & 1u;
         /* the tiles' addresses opaque each block: ptxas would otherwise
@@ -102,7 +127,11 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
         if (C::TURNS) {
             hop_bar_sync(my_turn, 256);
         }
-        tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
+        if constexpr (C::QREG) {
+            tf32x3_qk<C>(s, qh, ql, sb.k_hi(ks), sb.k_lo(ks));
+        } else {
+            tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
+        }
         if (C::TURNS) {
             hop_bar_arrive(their_turn, 256);
         }
