@@ -191,6 +191,16 @@ tf32x3_ws_blocks_overlap(const flash_args &a, tf32x3_ws_smem<C> sm, int c, uint3
         tf32x3_fence(s);
         hop_mbar_arrive(sb.k_empty(0));
         tf32x3_ws_softmax<C>(a, s, r, alpha, j);
+        /* never taken (sums of exponentials: >= 0 or NaN): without a branch
+         * on them between, ptxas schedules the wait for P V_{j-1} above the
+         * softmax (as kernels/hopper_config.cuh's SOFTMAX_FIRST says), which
+         * then no longer runs under it (ncu, call N: 6.5 % of the samples
+         * there). Its body is a fence, not __trap(): with a trap, ptxas
+         * compiled the consumers to 168 registers despite setmaxnreg, and
+         * they spilled. */
+        if (r.l[0] + r.l[1] < -1.0f) {
+            asm volatile("membar.cta;");
+        }
         tf32x3_ws_retire_pv<C>(o, oj, ph, pl, alpha_prev, alpha, sb.v_empty(i & 1u));
         tf32x3_split_p<C>(s, ph, pl);
     }
