@@ -164,16 +164,17 @@ template <class C>
 __device__ __forceinline__ void
 tf32x3_ws_blocks_overlap(const flash_args &a, tf32x3_ws_smem<C> sm, int c, uint32_t &i,
                          int32_t nkb_c, tf32x3_ws_rows<C> &r, float (&o)[C::O8][4]) {
-    static_assert(C::KSTAGES == 1 && C::VSTAGES == 2, "one K stage, two V stages");
+    static_assert(C::VSTAGES == 2, "two V stages");
+    constexpr uint32_t KS = C::KSTAGES;
     float s[C::N8][4], oj[C::O8][4], alpha[2], alpha_prev[2];
     uint32_t ph[C::N8][4], pl[C::N8][4];
     tf32x3_zero(oj); /* P V's registers are operands of its asm before it writes them */
     /* block 0: S_0, waited for; softmax; P_0 split */
-    hop_mbar_wait(sm.k_full(0), i & 1u);
-    tf32x3_qk_ss<C>(s, sm.q_hi(c), sm.q_lo(c), sm.k_hi(0), sm.k_lo(0));
+    hop_mbar_wait(sm.k_full(i % KS), (i / KS) & 1u);
+    tf32x3_qk_ss<C>(s, sm.q_hi(c), sm.q_lo(c), sm.k_hi(i % KS), sm.k_lo(i % KS));
     wgmma_wait<0>();
     tf32x3_fence(s);
-    hop_mbar_arrive(sm.k_empty(0));
+    hop_mbar_arrive(sm.k_empty(i % KS));
     tf32x3_ws_softmax<C>(a, s, r, alpha_prev, 0);
     tf32x3_split_p<C>(s, ph, pl);
     /* block j: S_j and P V_{j-1} (block count i) issued; softmax(S_j) under
@@ -183,13 +184,14 @@ tf32x3_ws_blocks_overlap(const flash_args &a, tf32x3_ws_smem<C> sm, int c, uint3
          * loop-invariant wgmma descriptors in registers) */
         tf32x3_ws_smem<C> sb = sm;
         asm volatile("" : "+r"(sb.base));
-        hop_mbar_wait(sb.k_full(0), (i + 1) & 1u);
-        tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(0), sb.k_lo(0));
+        const uint32_t ks = (i + 1) % KS;
+        hop_mbar_wait(sb.k_full(ks), ((i + 1) / KS) & 1u);
+        tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
         hop_mbar_wait(sb.v_full(i & 1u), (i >> 1) & 1u);
         tf32x3_pv<C>(oj, ph, pl, sb.v_hi(i & 1u), sb.v_lo(i & 1u), true);
         wgmma_wait<1>(); /* S_j; P V_{j-1} in flight */
         tf32x3_fence(s);
-        hop_mbar_arrive(sb.k_empty(0));
+        hop_mbar_arrive(sb.k_empty(ks));
         tf32x3_ws_softmax<C>(a, s, r, alpha, j);
         /* never taken (sums of exponentials: >= 0 or NaN): without a branch
          * on them between, ptxas schedules the wait for P V_{j-1} above the

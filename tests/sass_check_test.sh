@@ -37,7 +37,10 @@
 #                             flight under its softmax, 48 + 48 HGMMA (S_0
 #                             and the last P V peeled) and a wait that leaves
 #                             one group in flight, WARPGROUP.DEPBAR.LE gsb0,
-#                             0x1; not in the library): each holds its one
+#                             0x1, with the softmax's MUFU.EX2 (>= 64)
+#                             between it and the next wait for P V, and
+#                             setmaxnreg counts that fit the block's launch
+#                             registers; not in the library): each holds its one
 #                             kernel with those HGMMA, no other, no local
 #                             memory
 # The lines are CMocka's, so tools/ci_summary.py counts six cases. Without
@@ -240,6 +243,18 @@ $(basename "$a"): $got"
             summary="$summary (WARPGROUP.DEPBAR.LE $wait: there)"
         else
             summary="$summary (WARPGROUP.DEPBAR.LE $wait: missing)"
+            ok=0
+        fi
+        # the softmax under P V: MUFU.EX2 between the wait that leaves P V
+        # in flight and the next wait for everything (ptxas hoists that
+        # wait above the softmax without the never-taken branch between)
+        ex2=$(awk -v w="WARPGROUP.DEPBAR.LE $wait ;" 'index($0, w) { on = 1; n = 0; next }
+                 on && /WARPGROUP\.DEPBAR\.LE gsb0, 0x0 ;/ { print n; exit }
+                 on && /MUFU\.EX2/ { n++ }' "$tmp/ab.txt")
+        if [ "${ex2:-0}" -ge 64 ]; then
+            summary="$summary ($ex2 MUFU.EX2 under P V)"
+        else
+            summary="$summary (${ex2:-no} MUFU.EX2 between the two waits: want >= 64, the softmax under P V)"
             ok=0
         fi
         # setmaxnreg: the two consumers' raised counts and the producer's
