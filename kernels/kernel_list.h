@@ -243,20 +243,15 @@
 #define OPP__TF32X3_WS_KSTAGES 1
 #endif
 /* OPP__TF32X3_WS_OVERLAP 1: each consumer's P V in flight under its own
- * softmax (kernels/tf32x3_ws_blocks.cuh), with two split V stages */
+ * softmax (kernels/tf32x3_ws_blocks.cuh), with two split V stages; an A/B
+ * build (5-6 % slower on an H100, bench/RESULTS.md twenty-seventh session) */
 #ifndef OPP__TF32X3_WS_OVERLAP
 #define OPP__TF32X3_WS_OVERLAP 0
 #endif
 #define OPP__TF32X3_WS_VSTAGES (OPP__TF32X3_WS_OVERLAP ? 2 : 1)
-/* OPP__TF32X3_WS_LSTAGES: 1 or 2 landing stages of the raw K and V */
-#ifndef OPP__TF32X3_WS_LSTAGES
-#define OPP__TF32X3_WS_LSTAGES 2
-#endif
-#define OPP__TF32X3_WS_SMEM_BYTES(DB)                                   \
-    ((size_t)4 * 64 * (DB) *                                            \
-         (2 * OPP__TF32X3_WS_KSTAGES + 2 * OPP__TF32X3_WS_VSTAGES + 4 + \
-          2 * OPP__TF32X3_WS_LSTAGES) +                                 \
-     64 + 1024)
+#define OPP__TF32X3_WS_SMEM_BYTES(DB)                                                             \
+    ((size_t)4 * 64 * (DB) * (2 * OPP__TF32X3_WS_KSTAGES + 2 * OPP__TF32X3_WS_VSTAGES + 8) + 64 + \
+     1024)
 #if OPP__TF32X3_WS
 #define OPP__TF32X3_D64_KERNELS(X) \
     X(tf32x3_f32_d64, TF32X3, F32, 64, 4, 90, 128, 64, 384, OPP__TF32X3_WS_SMEM_BYTES(64))

@@ -22,9 +22,13 @@
  *     (from global memory); per key block S = Q K_j^T from shared memory
  *     (then k_empty), softcap, masks, online softmax, P split in registers,
  *     P V_j into fresh accumulators (then v_empty), O = alpha O + P V_j.
- *     (kernels/tf32x3_ws_blocks.cuh; OPP__TF32X3_WS_OVERLAP 1: its own P
- *     V_j in flight under its softmax of S_{j+1}, FlashAttention-3's
- *     schedule.) Each issues its products when ready, so one's softmax runs
+ *     (kernels/tf32x3_ws_blocks.cuh. A/B switches, both slower or level
+ *     on an H100, bench/RESULTS.md twenty-seventh session:
+ *     OPP__TF32X3_WS_OVERLAP 1, its own P V_j in flight under its softmax
+ *     of S_{j+1}, FlashAttention-3's schedule, 5-6 % slower;
+ *     OPP__TF32X3_WS_QREG 1, Q's split fragments in registers so that S
+ *     reads only K from shared memory, level.) Each issues its products
+ *     when ready, so one's softmax runs
  *     under the other's products (OPP__TF32X3_WS_TURNS 1: they take turns, named
  *     barriers 2 and 3: S of 0, S of 1, P V of 0, P V of 1, ...; 5 %
  *     slower). The item's key blocks are those its last row sees: consumer
@@ -81,9 +85,9 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
     constexpr int KSTEP = 128 / C::CHUNKS; /* rows a pass of the 128 threads copies */
     static_assert(128 % C::CHUNKS == 0 && C::BN % KSTEP == 0, "whole rows per pass");
     const int kc = t % C::CHUNKS, kr = t / C::CHUNKS;
-    /* K_j (parts & 1), V_j (parts & 2) of item x -> landing stage ls (keys
-     * past L_kv, columns past the width: zeros) */
-    auto load = [&](const tf32x3_ws_item &x, int32_t j, uint32_t ls, int parts) {
+    /* K_j, V_j of item x -> landing stage ls (keys past L_kv, columns past
+     * the width: zeros) */
+    auto load = [&](const tf32x3_ws_item &x, int32_t j, uint32_t ls) {
         const float *kg = (const float *)a.k.ptr + x.seq.kb0 + (int64_t)x.hk * a.k.head;
         const float *vg = (const float *)a.v.ptr + x.seq.vb0 + (int64_t)x.hk * a.v.head;
         const int32_t left = x.seq.lkv - j * C::BN - kr;
@@ -93,14 +97,10 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
 #pragma unroll
         for (int it = 0; it < C::BN / KSTEP; ++it) {
             const bool kok = kcol && it * KSTEP < left, vok = vcol && it * KSTEP < left;
-            if (parts & 1) {
-                flash_cp_async16(sm.land_k(ls) + tf32x3_swz<C>(kr + it * KSTEP, kc),
-                                 kok ? ks + (int64_t)it * KSTEP * a.k.row : kg, kok);
-            }
-            if (parts & 2) {
-                flash_cp_async16(sm.land_v(ls) + tf32x3_swz<C>(kr + it * KSTEP, kc),
-                                 vok ? vs + (int64_t)it * KSTEP * a.v.row : vg, vok);
-            }
+            flash_cp_async16(sm.land_k(ls) + tf32x3_swz<C>(kr + it * KSTEP, kc),
+                             kok ? ks + (int64_t)it * KSTEP * a.k.row : kg, kok);
+            flash_cp_async16(sm.land_v(ls) + tf32x3_swz<C>(kr + it * KSTEP, kc),
+                             vok ? vs + (int64_t)it * KSTEP * a.v.row : vg, vok);
         }
     };
     /* the next item of this block with a key block to load, from w on */
@@ -119,42 +119,26 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
     if (!next(blockIdx.x, w, cur)) {
         return;
     }
-    /* the groups in flight: LSTAGES 2: block i's K and V, then block i +
-     * 1's; LSTAGES 1: K_i, V_i (K_{i+1} is loaded once K_i is split,
-     * V_{i+1} once V_i is) */
-    if (C::LSTAGES == 2) {
-        load(cur, 0, 0, 3);
-        flash_cp_async_commit();
-    } else {
-        load(cur, 0, 0, 1);
-        flash_cp_async_commit();
-        load(cur, 0, 0, 2);
-        flash_cp_async_commit();
-    }
+    load(cur, 0, 0);
+    flash_cp_async_commit();
     uint32_t i = 0; /* key blocks so far */
     for (;;) {
         int64_t wn = 0;
         tf32x3_ws_item nxt;
         bool more = false;
         for (int32_t j = 0; j < cur.nkb; ++j, ++i) {
-            const uint32_t s = C::LSTAGES == 2 ? i & 1u : 0u, sn = C::LSTAGES == 2 ? s ^ 1u : 0u;
-            if (j + 1 == cur.nkb) {
+            const uint32_t s = i & 1u;
+            if (j + 1 < cur.nkb) {
+                load(cur, j + 1, s ^ 1u);
+            } else {
                 more = next(w + gridDim.x, wn, nxt);
-            }
-            /* the next key block's parts -> landing stage sn */
-            auto load_next = [&](int parts) {
-                if (j + 1 < cur.nkb) {
-                    load(cur, j + 1, sn, parts);
-                } else if (more) {
-                    load(nxt, 0, sn, parts);
+                if (more) {
+                    load(nxt, 0, s ^ 1u);
                 }
-                flash_cp_async_commit();
-            };
-            if (C::LSTAGES == 2) {
-                load_next(3);
             }
+            flash_cp_async_commit();
             flash_cp_async_wait<1>();
-            hop_bar_sync(C::PRODUCER_BAR, 128); /* every copy of K_i (and V_i) landed */
+            hop_bar_sync(C::PRODUCER_BAR, 128); /* every copy of block i landed */
             const uint32_t ks = i % C::KSTAGES, kph = (i / C::KSTAGES) & 1u;
             /* the thread index opaque each block: ptxas would otherwise keep
              * the splits' loop-invariant shared offsets in registers (they
@@ -165,12 +149,6 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
             tf32x3_split_k<C, 128, C::SPLIT_BATCH>(sm.land_k(s), sm.k_hi(ks), sm.k_lo(ks), tt);
             hop_fence_proxy_async(); /* the split's generic writes before the wgmma reads */
             hop_mbar_arrive(sm.k_full(ks));
-            if (C::LSTAGES == 1) {
-                hop_bar_sync(C::PRODUCER_BAR, 128); /* K_i's landing tile read */
-                load_next(1);
-                flash_cp_async_wait<1>();
-                hop_bar_sync(C::PRODUCER_BAR, 128); /* every copy of V_i landed */
-            }
             const uint32_t vs = i % C::VSTAGES, vph = (i / C::VSTAGES) & 1u;
             hop_mbar_wait(sm.v_empty(vs), vph ^ 1u);
             tf32x3_split_v<C, 128, true, C::SPLIT_BATCH>(sm.land_v(s), sm.v_hi(vs), sm.v_lo(vs),
@@ -178,9 +156,6 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
             hop_fence_proxy_async();
             hop_mbar_arrive(sm.v_full(vs));
             hop_bar_sync(C::PRODUCER_BAR, 128); /* landing stage s read: free for block i + 2 */
-            if (C::LSTAGES == 1) {
-                load_next(2);
-            }
         }
         if (!more) {
             break;

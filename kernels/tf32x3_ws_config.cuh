@@ -41,12 +41,8 @@ template <int DB_> struct tf32x3_ws_cfg {
     static constexpr uint32_t K_OFF = 0, V_OFF = 2 * KSTAGES * TILE;
     /* consumer c: Q_HI at Q_OFF + 2 c TILE, Q_LO + TILE */
     static constexpr uint32_t Q_OFF = V_OFF + 2 * VSTAGES * TILE;
-    /* landing stages of the raw K and V (2: block j + 1 loads while block
-     * j is split; 1: K_{j+1} loads once K_j is split, V_{j+1} once V_j is,
-     * which leaves room for two K and two V split stages) */
-    static constexpr uint32_t LSTAGES = OPP__TF32X3_WS_LSTAGES;
     static constexpr uint32_t LAND_V = TILE, LAND = 2 * TILE; /* landing K, V: swizzled tiles */
-    static constexpr uint32_t LAND_OFF = Q_OFF + 4 * TILE, BAR_OFF = LAND_OFF + LSTAGES * LAND;
+    static constexpr uint32_t LAND_OFF = Q_OFF + 4 * TILE, BAR_OFF = LAND_OFF + 2 * LAND;
     static constexpr size_t SMEM_BYTES = (size_t)BAR_OFF + 64u + 1024u;
     static constexpr int PRODUCER_BAR = 1, TURN_BAR = 2, Q_BAR = 4; /* named: 1; 2 + c; 4 + c */
 #ifndef OPP__TF32X3_WS_GRID
@@ -62,7 +58,7 @@ template <int DB_> struct tf32x3_ws_cfg {
     static_assert(OPP__TF32X3_O_FRESH, "P V into fresh accumulators");
     static_assert(KSTAGES == 1 || KSTAGES == 2, "one or two K stages");
     static_assert(VSTAGES == (OVERLAP ? 2u : 1u), "kernel_list.h: two V stages with OVERLAP");
-    static_assert(LSTAGES == 1 || LSTAGES == 2, "one or two landing stages");
+    static_assert(!OVERLAP || KSTAGES == 1, "OVERLAP: one K stage (shared memory)");
     /* the Q split's unrolling: what ptxas allocates without a spill */
     static constexpr int Q_UNROLL = KSTAGES == 1 ? 8 : 4;
 #ifndef OPP__TF32X3_WS_SPLIT_BATCH

@@ -40,7 +40,10 @@
 #                             0x1, with the softmax's MUFU.EX2 (>= 64)
 #                             between it and the next wait for P V, and
 #                             setmaxnreg counts that fit the block's launch
-#                             registers; not in the library): each holds its one
+#                             registers; tf32x3_ws_qreg: Q's fragments in
+#                             registers, 48 tf32 HGMMA from registers, its
+#                             setmaxnreg counts too; not in the library):
+#                             each holds its one
 #                             kernel with those HGMMA, no other, no local
 #                             memory
 # The lines are CMocka's, so tools/ci_summary.py counts six cases. Without
@@ -49,15 +52,16 @@
 # nvidia-cuda-cuobjdump and -nvdisasm into /opt/liboppacked/tools) each case is SKIPPED, unless OPP_SASS_STRICT=1
 # (.ci/run sets it: --test_env), which makes that a failure.
 #
-#   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O WS_OVERLAP_O
+#   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O
+#       WS_OVERLAP_O WS_QREG_O
 #   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
-#   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o and
-#   tf32x3_ws_overlap_tf32x3_d64.o)
+#   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o,
+#   tf32x3_ws_overlap_tf32x3_d64.o and tf32x3_ws_qreg_tf32x3_d64.o)
 set -u
 
 finder=$1
 shift
-lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap=""
+lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
@@ -65,6 +69,7 @@ for f in "$@"; do
     */tf32x3_ws_k2_tf32x3_d64.o) [ -n "$ws_k2" ] || ws_k2=$f ;;
     */tf32x3_ws_turns_tf32x3_d64.o) [ -n "$ws_turns" ] || ws_turns=$f ;;
     */tf32x3_ws_overlap_tf32x3_d64.o) [ -n "$ws_overlap" ] || ws_overlap=$f ;;
+    */tf32x3_ws_qreg_tf32x3_d64.o) [ -n "$ws_qreg" ] || ws_qreg=$f ;;
     esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
@@ -219,7 +224,8 @@ summary="object: function, tf32 HGMMA A shared / A registers, other HGMMA, LDL/S
 ok=1
 for spec in "$one_wg|_Z23tf32x3_attention_kernelI10tf32x3_cfgILi64 0 48 0 0" \
     "$ws_k2|$ws_want" "$ws_turns|$ws_want" \
-    "$ws_overlap|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 48 48 0 0|gsb0, 0x1"; do
+    "$ws_overlap|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 48 48 0 0|gsb0, 0x1" \
+    "$ws_qreg|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 0 48 0 0"; do
     a=${spec%%|*} want=${spec#*|} wait=""
     case "$want" in *"|"*) wait=${want#*|} want=${want%%|*} ;; esac
     if [ -z "$a" ] || [ ! -s "$a" ]; then
@@ -257,6 +263,8 @@ $(basename "$a"): $got"
             summary="$summary (${ex2:-no} MUFU.EX2 between the two waits: want >= 64, the softmax under P V)"
             ok=0
         fi
+    fi
+    if grep -q "USETMAXREG" "$tmp/ab.txt"; then
         # setmaxnreg: the two consumers' raised counts and the producer's
         # lowered one within the block's launch registers (3 warpgroups x
         # REG), else the consumers' inc waits forever
@@ -275,7 +283,7 @@ done
 if [ $ok -eq 1 ]; then
     report OK test_tf32x3_ab_builds "$summary"
 else
-    report FAILED test_tf32x3_ab_builds "want per object its one kernel: the one-warpgroup one with 48 tf32 HGMMA from registers, the warp-specialised ones with 24 + 24 (the overlap build 48 + 48 and a wait leaving one group in flight); no other HGMMA, no local memory; $summary"
+    report FAILED test_tf32x3_ab_builds "want per object its one kernel: the one-warpgroup one with 48 tf32 HGMMA from registers, the warp-specialised ones with 24 + 24 (the overlap build 48 + 48 and a wait leaving one group in flight, the softmax under it; the QREG build 0 + 48; setmaxnreg within the launch registers); no other HGMMA, no local memory; $summary"
     status=1
 fi
 exit $status
