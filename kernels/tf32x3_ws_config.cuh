@@ -75,6 +75,14 @@ template <int DB_> struct tf32x3_ws_cfg {
      * faster than with turns) */
     static constexpr bool TURNS = OPP__TF32X3_WS_TURNS != 0;
     static_assert(!(TURNS && OVERLAP), "turns without overlap only");
+#ifndef OPP__TF32X3_WS_QREG
+#define OPP__TF32X3_WS_QREG 0
+#endif
+    /* 1: S = Q K^T with Q's split fragments in registers (loaded from its
+     * tiles once an item), B alone read from shared memory; without
+     * overlap only */
+    static constexpr bool QREG = OPP__TF32X3_WS_QREG != 0;
+    static_assert(!(QREG && OVERLAP), "QREG without overlap");
 #ifndef OPP__TF32X3_WS_REGS
 #define OPP__TF32X3_WS_REGS 0
 #endif
@@ -86,14 +94,6 @@ template <int DB_> struct tf32x3_ws_cfg {
      * it asks for, so more than the producer's dec freed never comes (a
      * hang: 2 x 216 + 80 = 512 > 3 x 168 did) */
     static constexpr int CONSUMER_REGS = OPP__TF32X3_WS_REGS;
-#ifndef OPP__TF32X3_WS_QREG
-#define OPP__TF32X3_WS_QREG 0
-#endif
-    /* 1: S = Q K^T with Q's split fragments in registers (loaded from its
-     * tiles once an item), B alone read from shared memory; without
-     * overlap only */
-    static constexpr bool QREG = OPP__TF32X3_WS_QREG != 0;
-    static_assert(!(QREG && OVERLAP), "QREG without overlap");
     static constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
     static constexpr int PRODUCER_REGS = (NC + 1) * LAUNCH_REGS - NC * CONSUMER_REGS;
     static_assert(CONSUMER_REGS == 0 ||
