@@ -81,6 +81,80 @@ tf32x3_ws_retire_pv(float (&o)[C::O8][4], float (&oj)[C::O8][4], uint32_t (&ph)[
     alpha_prev[1] = alpha[1];
 }
 
+/* Issues S = Q K_j^T as two independent accumulations (SACC2), alternately,
+ * so that consecutive products do not wait on each other's accumulator: sa
+ * sums every k step's lo x hi, then the hi x hi of the first half of the
+ * steps; sb every hi x lo, then the second half's hi x hi (the small terms
+ * first in each, as tf32x3_qk_ss). One committed group; S = sa + sb after
+ * its wait (tf32x3_ws_sum_s). */
+template <class C>
+__device__ __forceinline__ void tf32x3_ws_qk_ss2(float (&sa)[C::N8][4], float (&sb)[C::N8][4],
+                                                 uint32_t q_hi, uint32_t q_lo, uint32_t k_hi,
+                                                 uint32_t k_lo) {
+    float(&fa)[32] = *reinterpret_cast<float(*)[32]>(&sa[0][0]);
+    float(&fb)[32] = *reinterpret_cast<float(*)[32]>(&sb[0][0]);
+    tf32x3_fence(sa);
+    tf32x3_fence(sb);
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < C::KS; ++k) {
+        wgmma_tf32_ss_n64(fa, tf32x3_desc(q_lo, k), tf32x3_desc(k_hi, k), k > 0);
+        wgmma_tf32_ss_n64(fb, tf32x3_desc(q_hi, k), tf32x3_desc(k_lo, k), k > 0);
+    }
+#pragma unroll
+    for (int k = 0; k < C::KS / 2; ++k) {
+        wgmma_tf32_ss_n64(fa, tf32x3_desc(q_hi, k), tf32x3_desc(k_hi, k), 1);
+        wgmma_tf32_ss_n64(fb, tf32x3_desc(q_hi, k + C::KS / 2), tf32x3_desc(k_hi, k + C::KS / 2),
+                          1);
+    }
+    wgmma_commit();
+    tf32x3_fence(sa);
+    tf32x3_fence(sb);
+}
+
+/* Issues O_j = P V_j as two independent fresh accumulations (SACC2 & 2),
+ * alternately: oa the lo x hi of every k step, then the first half's hi x
+ * hi; ob every hi x lo, then the second half's hi x hi. One committed
+ * group; O_j = oa + ob at the merge. */
+template <class C>
+__device__ __forceinline__ void tf32x3_ws_pv2(float (&oa)[C::O8][4], float (&ob)[C::O8][4],
+                                              uint32_t (&ph)[C::N8][4], uint32_t (&pl)[C::N8][4],
+                                              uint32_t v_hi, uint32_t v_lo) {
+    float(&fa)[32] = *reinterpret_cast<float(*)[32]>(&oa[0][0]);
+    float(&fb)[32] = *reinterpret_cast<float(*)[32]>(&ob[0][0]);
+    tf32x3_fence(ph);
+    tf32x3_fence(pl);
+    tf32x3_fence(oa);
+    tf32x3_fence(ob);
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < C::N8; ++k) {
+        wgmma_tf32_rs_n64(fa, pl[k], tf32x3_desc(v_hi, k), k > 0);
+        wgmma_tf32_rs_n64(fb, ph[k], tf32x3_desc(v_lo, k), k > 0);
+    }
+#pragma unroll
+    for (int k = 0; k < C::N8 / 2; ++k) {
+        wgmma_tf32_rs_n64(fa, ph[k], tf32x3_desc(v_hi, k), 1);
+        wgmma_tf32_rs_n64(fb, ph[k + C::N8 / 2], tf32x3_desc(v_hi, k + C::N8 / 2), 1);
+    }
+    wgmma_commit();
+    tf32x3_fence(oa);
+    tf32x3_fence(ob);
+}
+
+/* s = s + sb, element by element, rounded (the two accumulations of S or
+ * of P V_j, after their wait) */
+template <class C>
+__device__ __forceinline__ void tf32x3_ws_sum_s(float (&s)[C::N8][4], const float (&sb)[C::N8][4]) {
+#pragma unroll
+    for (int n = 0; n < C::N8; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            s[n][e] = __fadd_rn(s[n][e], sb[n][e]);
+        }
+    }
+}
+
 /* Q's split A fragments from consumer c's Q_HI / Q_LO tiles (QREG): rows
  * 16 warp + qr (+ 8), columns 8 ks + qc (+ 4) (the fragment layout of
  * kernels/wgmma_tf32_ops.cuh), the bits S = Q K^T reads from the tiles
@@ -113,6 +187,8 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
     float s[C::N8][4], oj[C::O8][4], alpha[2];
     uint32_t ph[C::N8][4], pl[C::N8][4];
     uint32_t qh[C::QREG ? C::KS : 1][4], ql[C::QREG ? C::KS : 1][4];
+    float s2[C::SACC2 & 1 ? C::N8 : 1][4];  /* S's second accumulation (SACC2 & 1) */
+    float oj2[C::SACC2 & 2 ? C::O8 : 1][4]; /* P V's (SACC2 & 2) */
     if constexpr (C::QREG) {
         tf32x3_ws_q_frags<C>(sm, c, r.qc, qh, ql);
     }
@@ -129,6 +205,8 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
         }
         if constexpr (C::QREG) {
             tf32x3_qk<C>(s, qh, ql, sb.k_hi(ks), sb.k_lo(ks));
+        } else if constexpr (C::SACC2 & 1) {
+            tf32x3_ws_qk_ss2<C>(s, s2, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
         } else {
             tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
         }
@@ -137,22 +215,38 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
         }
         wgmma_wait<0>();
         tf32x3_fence(s);
+        if constexpr (C::SACC2 & 1) {
+            tf32x3_fence(s2);
+        }
         hop_mbar_arrive(sb.k_empty(ks));
+        if constexpr (C::SACC2 & 1) {
+            tf32x3_ws_sum_s<C>(s, s2);
+        }
         tf32x3_ws_softmax<C>(a, s, r, alpha, j);
         tf32x3_split_p<C>(s, ph, pl);
         hop_mbar_wait(sb.v_full(0), par);
         if (C::TURNS) {
             hop_bar_sync(my_turn, 256);
         }
-        tf32x3_pv<C>(oj, ph, pl, sb.v_hi(0), sb.v_lo(0), true);
+        if constexpr (C::SACC2 & 2) {
+            tf32x3_ws_pv2<C>(oj, oj2, ph, pl, sb.v_hi(0), sb.v_lo(0));
+        } else {
+            tf32x3_pv<C>(oj, ph, pl, sb.v_hi(0), sb.v_lo(0), true);
+        }
         if (C::TURNS) {
             hop_bar_arrive(their_turn, 256);
         }
         wgmma_wait<0>();
         tf32x3_fence(oj);
+        if constexpr (C::SACC2 & 2) {
+            tf32x3_fence(oj2);
+        }
         tf32x3_fence(ph);
         tf32x3_fence(pl);
         hop_mbar_arrive(sb.v_empty(0));
+        if constexpr (C::SACC2 & 2) {
+            tf32x3_ws_sum_s<C>(oj, oj2);
+        }
         tf32x3_merge<C>(o, alpha, oj);
     }
 }

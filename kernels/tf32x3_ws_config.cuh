@@ -83,6 +83,14 @@ template <int DB_> struct tf32x3_ws_cfg {
      * overlap only */
     static constexpr bool QREG = OPP__TF32X3_WS_QREG != 0;
     static_assert(!(QREG && OVERLAP), "QREG without overlap");
+#ifndef OPP__TF32X3_WS_SACC2
+#define OPP__TF32X3_WS_SACC2 0
+#endif
+    /* bit 1: S = Q K^T in two independent accumulations issued alternately
+     * (tf32x3_ws_qk_ss2), summed after the wait; bit 2: P V_j the same
+     * (tf32x3_ws_pv2): other bits; without overlap or QREG only */
+    static constexpr int SACC2 = OPP__TF32X3_WS_SACC2;
+    static_assert(!(SACC2 && (OVERLAP || QREG)), "SACC2 alone");
 #ifndef OPP__TF32X3_WS_REGS
 #define OPP__TF32X3_WS_REGS 0
 #endif
