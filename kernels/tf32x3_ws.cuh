@@ -27,7 +27,8 @@
  *     OPP__TF32X3_WS_OVERLAP 1, its own P V_j in flight under its softmax
  *     of S_{j+1}, FlashAttention-3's schedule, 5-6 % slower;
  *     OPP__TF32X3_WS_QREG 1, Q's split fragments in registers so that S
- *     reads only K from shared memory, level.) Each issues its products
+ *     reads only K from shared memory, level; OPP__TF32X3_WS_SACC2 1 (3),
+ *     S (and P V) in two independent accumulations, level (3 % slower).) Each issues its products
  *     when ready, so one's softmax runs
  *     under the other's products (OPP__TF32X3_WS_TURNS 1: they take turns, named
  *     barriers 2 and 3: S of 0, S of 1, P V of 0, P V of 1, ...; 5 %

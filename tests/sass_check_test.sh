@@ -42,7 +42,8 @@
 #                             setmaxnreg counts that fit the block's launch
 #                             registers; tf32x3_ws_qreg: Q's fragments in
 #                             registers, 48 tf32 HGMMA from registers, its
-#                             setmaxnreg counts too; not in the library):
+#                             setmaxnreg counts too; tf32x3_ws_sacc2: S in two
+#                             accumulations, 24 + 24; not in the library):
 #                             each holds its one
 #                             kernel with those HGMMA, no other, no local
 #                             memory
@@ -53,15 +54,16 @@
 # (.ci/run sets it: --test_env), which makes that a failure.
 #
 #   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O
-#       WS_OVERLAP_O WS_QREG_O
+#       WS_OVERLAP_O WS_QREG_O WS_SACC2_O
 #   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
 #   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o,
-#   tf32x3_ws_overlap_tf32x3_d64.o and tf32x3_ws_qreg_tf32x3_d64.o)
+#   tf32x3_ws_overlap_tf32x3_d64.o, tf32x3_ws_qreg_tf32x3_d64.o and
+#   tf32x3_ws_sacc2_tf32x3_d64.o)
 set -u
 
 finder=$1
 shift
-lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg=""
+lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
@@ -70,6 +72,7 @@ for f in "$@"; do
     */tf32x3_ws_turns_tf32x3_d64.o) [ -n "$ws_turns" ] || ws_turns=$f ;;
     */tf32x3_ws_overlap_tf32x3_d64.o) [ -n "$ws_overlap" ] || ws_overlap=$f ;;
     */tf32x3_ws_qreg_tf32x3_d64.o) [ -n "$ws_qreg" ] || ws_qreg=$f ;;
+    */tf32x3_ws_sacc2_tf32x3_d64.o) [ -n "$ws_sacc2" ] || ws_sacc2=$f ;;
     esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
@@ -225,7 +228,7 @@ ok=1
 for spec in "$one_wg|_Z23tf32x3_attention_kernelI10tf32x3_cfgILi64 0 48 0 0" \
     "$ws_k2|$ws_want" "$ws_turns|$ws_want" \
     "$ws_overlap|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 48 48 0 0|gsb0, 0x1" \
-    "$ws_qreg|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 0 48 0 0"; do
+    "$ws_qreg|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 0 48 0 0" "$ws_sacc2|$ws_want"; do
     a=${spec%%|*} want=${spec#*|} wait=""
     case "$want" in *"|"*) wait=${want#*|} want=${want%%|*} ;; esac
     if [ -z "$a" ] || [ ! -s "$a" ]; then
