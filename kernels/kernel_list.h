@@ -249,12 +249,19 @@
 #define OPP__TF32X3_WS_OVERLAP 0
 #endif
 #define OPP__TF32X3_WS_VSTAGES (OPP__TF32X3_WS_OVERLAP ? 2 : 1)
-#define OPP__TF32X3_WS_SMEM_BYTES(DB)                                                             \
-    ((size_t)4 * 64 * (DB) * (2 * OPP__TF32X3_WS_KSTAGES + 2 * OPP__TF32X3_WS_VSTAGES + 8) + 64 + \
-     1024)
+/* OPP__TF32X3_WS_NC: consumer warpgroups a block (2 or 3), 64 query rows
+ * each: BM 64 NC, 128 (NC + 1) threads */
+#ifndef OPP__TF32X3_WS_NC
+#define OPP__TF32X3_WS_NC 2
+#endif
+#define OPP__TF32X3_WS_SMEM_BYTES(DB)                                                            \
+    ((size_t)4 * 64 * (DB) *                                                                     \
+         (2 * OPP__TF32X3_WS_KSTAGES + 2 * OPP__TF32X3_WS_VSTAGES + 2 * OPP__TF32X3_WS_NC + 4) + \
+     64 + 1024)
 #if OPP__TF32X3_WS
-#define OPP__TF32X3_D64_KERNELS(X) \
-    X(tf32x3_f32_d64, TF32X3, F32, 64, 4, 90, 128, 64, 384, OPP__TF32X3_WS_SMEM_BYTES(64))
+#define OPP__TF32X3_D64_KERNELS(X)                                        \
+    X(tf32x3_f32_d64, TF32X3, F32, 64, 4, 90, 64 * OPP__TF32X3_WS_NC, 64, \
+      128 * (OPP__TF32X3_WS_NC + 1), OPP__TF32X3_WS_SMEM_BYTES(64))
 #else
 #define OPP__TF32X3_D64_KERNELS(X) \
     X(tf32x3_f32_d64, TF32X3, F32, 64, 4, 90, 64, 64, 128, OPP__TF32X3_SMEM_BYTES(64))

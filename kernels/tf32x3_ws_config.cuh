@@ -18,7 +18,8 @@
 // --- configuration
 
 template <int DB_> struct tf32x3_ws_cfg {
-    static constexpr int DB = DB_, BM = 128, BN = 64, NC = 2, THREADS = 128 * (NC + 1);
+    static constexpr int DB = DB_, BN = 64, NC = OPP__TF32X3_WS_NC;
+    static constexpr int BM = 64 * NC, THREADS = 128 * (NC + 1);
     static constexpr int KS = DB_ / 8; /* k8 steps of S = Q K^T */
     static constexpr int N8 = BN / 8;  /* 8-column groups of S (and k8 steps of P V) */
     static constexpr int O8 = DB_ / 8; /* 8-column groups of O */
@@ -42,7 +43,7 @@ template <int DB_> struct tf32x3_ws_cfg {
     /* consumer c: Q_HI at Q_OFF + 2 c TILE, Q_LO + TILE */
     static constexpr uint32_t Q_OFF = V_OFF + 2 * VSTAGES * TILE;
     static constexpr uint32_t LAND_V = TILE, LAND = 2 * TILE; /* landing K, V: swizzled tiles */
-    static constexpr uint32_t LAND_OFF = Q_OFF + 4 * TILE, BAR_OFF = LAND_OFF + 2 * LAND;
+    static constexpr uint32_t LAND_OFF = Q_OFF + 2 * NC * TILE, BAR_OFF = LAND_OFF + 2 * LAND;
     static constexpr size_t SMEM_BYTES = (size_t)BAR_OFF + 64u + 1024u;
     static constexpr int PRODUCER_BAR = 1, TURN_BAR = 2, Q_BAR = 4; /* named: 1; 2 + c; 4 + c */
 #ifndef OPP__TF32X3_WS_GRID
@@ -75,6 +76,7 @@ template <int DB_> struct tf32x3_ws_cfg {
      * faster than with turns) */
     static constexpr bool TURNS = OPP__TF32X3_WS_TURNS != 0;
     static_assert(!(TURNS && OVERLAP), "turns without overlap only");
+    static_assert(NC == 2 || (NC == 3 && !TURNS), "two or three consumers (turns: two)");
 #ifndef OPP__TF32X3_WS_QREG
 #define OPP__TF32X3_WS_QREG 0
 #endif

@@ -67,9 +67,9 @@ static void test_rows_well_formed(void **state) {
             assert_int_equal(r->dtype, OPP_DTYPE_F32);
             assert_int_equal(r->sm, 90);
             assert_int_equal(r->align, 4);
-#if OPP__TF32X3_WS /* the warp-specialised kernel: producer + two consumers */
-            assert_int_equal(r->bm, 128);
-            assert_int_equal(r->threads, 384);
+#if OPP__TF32X3_WS /* the warp-specialised kernel: producer + NC consumers */
+            assert_int_equal(r->bm, 64 * OPP__TF32X3_WS_NC);
+            assert_int_equal(r->threads, 128 * (OPP__TF32X3_WS_NC + 1));
             assert_int_equal(r->smem_bytes, OPP__TF32X3_WS_SMEM_BYTES(r->dmax));
 #else /* one warpgroup */
             assert_int_equal(r->bm, 64);
