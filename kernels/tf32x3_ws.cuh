@@ -257,10 +257,15 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
         } else {
             tf32x3_ws_blocks<C>(a, sm, c, i, nkb_c, r, o);
         }
+        /* The item's fields are read again here, not kept in registers
+         * across the loop (kept, they spilled) */
+        int64_t wy = w; /* opaque: the item's loads are not shared with x's */
+        asm volatile("" : "+l"(wy));
+        const tf32x3_ws_item y = tf32x3_ws_item_of<C>(a, wy);
         /* the item's blocks no row of this consumer's sees: release each
          * (after its full barrier, so that the arrivals count toward its
          * phase) and pass the turns */
-        for (int32_t j = nkb_c; j < x.nkb; ++j, ++i) {
+        for (int32_t j = nkb_c; j < y.nkb; ++j, ++i) {
             const uint32_t ks = i % C::KSTAGES, kpar = (i / C::KSTAGES) & 1u;
             const uint32_t vs = i % C::VSTAGES, vpar = (i / C::VSTAGES) & 1u;
             hop_mbar_wait(sm.k_full(ks), kpar);
@@ -271,14 +276,14 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
             hop_mbar_arrive(sm.v_empty(vs));
         }
 
-        /* O / l and LSE, rows of the sequence only, columns < Dv only. The
-         * item's fields are read again here (the loop's asm statements
-         * clobber memory, so they are not kept in registers across it:
-         * kept, they spilled) */
-        const tf32x3_ws_item y = tf32x3_ws_item_of<C>(a, w);
-        const int64_t e0 = y.r0 + 64 * c, et0 = e0 / g;
+        /* O / l and LSE, rows of the sequence only, columns < Dv only; the
+         * thread's indices read again (%tid.x), not kept across the loop */
+        uint32_t tidx;
+        asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tidx));
+        const int ce = (int)(tidx >> 7) - 1, le = (int)(tidx & 31), we = (int)((tidx >> 5) & 3);
+        const int64_t e0 = y.r0 + 64 * ce, et0 = e0 / g;
         tf32x3_store_rows<C>(a, y.seq, y.hk, e0, et0, (int32_t)(e0 - et0 * g), y.nrows, o, r.m, r.l,
-                             sl, warp, qr, qc);
+                             a.cap_log2 != 0.0f ? 1.0f : a.scale_log2, we, le >> 2, le & 3);
     }
 }
 

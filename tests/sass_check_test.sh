@@ -43,7 +43,9 @@
 #                             registers; tf32x3_ws_qreg: Q's fragments in
 #                             registers, 48 tf32 HGMMA from registers, its
 #                             setmaxnreg counts too; tf32x3_ws_sacc2: S in two
-#                             accumulations, 24 + 24; not in the library):
+#                             accumulations, 24 + 24; tf32x3_ws_nc3: three
+#                             consumer warpgroups, 24 + 24, 3 inc + dec <=
+#                             4 x the launch registers; not in the library):
 #                             each holds its one
 #                             kernel with those HGMMA, no other, no local
 #                             memory
@@ -54,16 +56,16 @@
 # (.ci/run sets it: --test_env), which makes that a failure.
 #
 #   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O
-#       WS_OVERLAP_O WS_QREG_O WS_SACC2_O
+#       WS_OVERLAP_O WS_QREG_O WS_SACC2_O WS_NC3_O
 #   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
 #   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o,
-#   tf32x3_ws_overlap_tf32x3_d64.o, tf32x3_ws_qreg_tf32x3_d64.o and
-#   tf32x3_ws_sacc2_tf32x3_d64.o)
+#   tf32x3_ws_overlap_tf32x3_d64.o, tf32x3_ws_qreg_tf32x3_d64.o,
+#   tf32x3_ws_sacc2_tf32x3_d64.o and tf32x3_ws_nc3_tf32x3_d64.o)
 set -u
 
 finder=$1
 shift
-lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2=""
+lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2="" ws_nc3=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
@@ -73,6 +75,7 @@ for f in "$@"; do
     */tf32x3_ws_overlap_tf32x3_d64.o) [ -n "$ws_overlap" ] || ws_overlap=$f ;;
     */tf32x3_ws_qreg_tf32x3_d64.o) [ -n "$ws_qreg" ] || ws_qreg=$f ;;
     */tf32x3_ws_sacc2_tf32x3_d64.o) [ -n "$ws_sacc2" ] || ws_sacc2=$f ;;
+    */tf32x3_ws_nc3_tf32x3_d64.o) [ -n "$ws_nc3" ] || ws_nc3=$f ;;
     esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
@@ -228,9 +231,11 @@ ok=1
 for spec in "$one_wg|_Z23tf32x3_attention_kernelI10tf32x3_cfgILi64 0 48 0 0" \
     "$ws_k2|$ws_want" "$ws_turns|$ws_want" \
     "$ws_overlap|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 48 48 0 0|gsb0, 0x1" \
-    "$ws_qreg|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 0 48 0 0" "$ws_sacc2|$ws_want"; do
-    a=${spec%%|*} want=${spec#*|} wait=""
-    case "$want" in *"|"*) wait=${want#*|} want=${want%%|*} ;; esac
+    "$ws_qreg|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 0 48 0 0" "$ws_sacc2|$ws_want" \
+    "$ws_nc3|$ws_want||3"; do
+    # OBJECT|COUNTS[|WAIT[|CONSUMERS]] (consumer warpgroups: 2 unless given)
+    IFS='|' read -r a want wait nc <<<"$spec"
+    nc=${nc:-2}
     if [ -z "$a" ] || [ ! -s "$a" ]; then
         summary="$summary
 (an object missing among the arguments)"
@@ -268,17 +273,17 @@ $(basename "$a"): $got"
         fi
     fi
     if grep -q "USETMAXREG" "$tmp/ab.txt"; then
-        # setmaxnreg: the two consumers' raised counts and the producer's
-        # lowered one within the block's launch registers (3 warpgroups x
-        # REG), else the consumers' inc waits forever
+        # setmaxnreg: the nc consumers' raised counts and the producer's
+        # lowered one within the block's launch registers (nc + 1
+        # warpgroups x REG), else the consumers' inc waits forever
         inc=$(grep -oE "USETMAXREG\.TRY_ALLOC\.CTAPOOL [A-Z0-9]+, 0x[0-9a-f]+" "$tmp/ab.txt" | head -1 | grep -oE "0x[0-9a-f]+$")
         dec=$(grep -oE "USETMAXREG\.DEALLOC\.CTAPOOL 0x[0-9a-f]+" "$tmp/ab.txt" | head -1 | grep -oE "0x[0-9a-f]+$")
         reg=$(PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -res-usage "$a" 2>/dev/null | grep -oE "REG:[0-9]+" | head -1 | cut -d: -f2)
         if [ -n "$inc" ] && [ -n "$dec" ] && [ -n "$reg" ] &&
-            [ $((2 * inc + dec)) -le $((3 * reg)) ]; then
-            summary="$summary (setmaxnreg 2 x $((inc)) + $((dec)) <= 3 x $reg)"
+            [ $((nc * inc + dec)) -le $(((nc + 1) * reg)) ]; then
+            summary="$summary (setmaxnreg $nc x $((inc)) + $((dec)) <= $((nc + 1)) x $reg)"
         else
-            summary="$summary (setmaxnreg: inc '$inc' dec '$dec' launch registers '$reg': not 2 inc + dec <= 3 x registers)"
+            summary="$summary (setmaxnreg: inc '$inc' dec '$dec' launch registers '$reg': not $nc inc + dec <= $((nc + 1)) x registers)"
             ok=0
         fi
     fi
