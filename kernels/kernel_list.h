@@ -227,14 +227,14 @@
  * (lo x hi, hi x lo, hi x hi) with fp32 accumulation; compute capability
  * 9.0 only (sm_90a wgmma); D, Dv <= 64, multiples of 4. AUTO never takes it. */
 /* OPP__TF32X3_WS 1 (default): the warp-specialised kernel
- * (kernels/tf32x3_ws.cuh: a producer warpgroup splits K and V for two
- * consumer warpgroups of 64 rows each; BM 128, 384 threads; prefill_f32
- * 1.11x the one-warpgroup kernel's speed on an H100, bench/RESULTS.md
- * twenty-sixth session); 0: one warpgroup a block
- * (kernels/tf32x3_attention.cuh; BM 64, 128 threads), an A/B build. Its shared memory,
- * in [64][DB] fp32 tiles: the split K (two a stage), V (two a stage), Q
- * (four), two landing stages of K and V (four); 64 bytes of mbarriers, 1024
- * to align. */
+ * (kernels/tf32x3_ws.cuh: a producer warpgroup splits K and V for NC
+ * consumer warpgroups of 64 rows each, OPP__TF32X3_WS_NC below; BM 192, 512
+ * threads at NC 3; the kernel at NC 2 was 1.11x the one-warpgroup kernel's
+ * speed on an H100, bench/RESULTS.md twenty-sixth session); 0: one
+ * warpgroup a block (kernels/tf32x3_attention.cuh; BM 64, 128 threads), an
+ * A/B build. Its shared memory, in [64][DB] fp32 tiles: the split K (two a
+ * stage), V (two a stage), Q (two a consumer), two landing stages of K and
+ * V (four); 64 bytes of mbarriers, 1024 to align. */
 #ifndef OPP__TF32X3_WS
 #define OPP__TF32X3_WS 1
 #endif
@@ -249,10 +249,11 @@
 #define OPP__TF32X3_WS_OVERLAP 0
 #endif
 #define OPP__TF32X3_WS_VSTAGES (OPP__TF32X3_WS_OVERLAP ? 2 : 1)
-/* OPP__TF32X3_WS_NC: consumer warpgroups a block (2 or 3), 64 query rows
- * each: BM 64 NC, 128 (NC + 1) threads */
+/* OPP__TF32X3_WS_NC: consumer warpgroups a block (3, the default: 1.04x
+ * two's speed on an H100, bench/RESULTS.md twenty-seventh session; or 2),
+ * 64 query rows each: BM 64 NC, 128 (NC + 1) threads */
 #ifndef OPP__TF32X3_WS_NC
-#define OPP__TF32X3_WS_NC 2
+#define OPP__TF32X3_WS_NC 3
 #endif
 #define OPP__TF32X3_WS_SMEM_BYTES(DB)                                                            \
     ((size_t)4 * 64 * (DB) *                                                                     \

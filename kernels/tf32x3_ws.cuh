@@ -8,8 +8,9 @@
  *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]
  *   lse [Hq, total_q] or [B, Hq, S_q] float32 (optional)
  *
- * A block: three warpgroups; an item is BM = 128 query rows of one
- * (sequence b, kv head hk), rows token x head-in-group as the FFMA kernel's.
+ * A block: NC + 1 warpgroups (OPP__TF32X3_WS_NC, 2 or 3); an item is BM =
+ * 64 NC query rows of one (sequence b, kv head hk), rows token x
+ * head-in-group as the FFMA kernel's.
  *   producer (warpgroup 0): cp.async of K_j and V_j (swizzled tiles)
  *     into landing stage j % 2, one block ahead
  *     (the next item's first block under the item's last); then, once the
@@ -17,7 +18,7 @@
  *     (k_full), and once they released V_{j-1} (v_empty), V_j's
  *     split-transpose into V_HI / V_LO (v_full): K_j's split runs under the
  *     consumers' P V_{j-1}, V_j's under their S = Q K_j^T.
- *   consumers c = 0, 1 (warpgroups 1, 2): rows 64 c ..
+ *   consumers c = 0 .. NC - 1 (warpgroups 1 .. NC): rows 64 c ..
  *     64 c + 63 of the item. Q split into Q_HI(c) / Q_LO(c) once an item
  *     (from global memory); per key block S = Q K_j^T from shared memory
  *     (then k_empty), softcap, masks, online softmax, P split in registers,
@@ -38,7 +39,10 @@
  *     split (OPP__TF32X3_WS_SPLIT_BATCH; 1, chunk by chunk, was 4 % slower:
  *     each load's latency waited out alone).
  * Registers: ptxas compiles a 384-thread block's threads to at most 168
- * registers, and the consumers without overlap fit (167, no spill).
+ * registers, and the consumers without overlap fit (167, no spill); a
+ * 512-thread block's (NC 3) to 128, and its consumers need REGS 152 (the
+ * producer 56, SPLIT_BATCH 2): they fit it because their index, fragment
+ * coordinates and item are read again after the key loop, not kept.
  * OPP__TF32X3_WS_REGS N: the consumers raise their count to N
  * (setmaxnreg.inc; ptxas compiles the code after it to N) and the producer
  * lowers its own to what is left of the block's 3 x 168, 504 - 2 N. The
@@ -257,33 +261,45 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
         } else {
             tf32x3_ws_blocks<C>(a, sm, c, i, nkb_c, r, o);
         }
-        /* The item's fields are read again here, not kept in registers
-         * across the loop (kept, they spilled) */
-        int64_t wy = w; /* opaque: the item's loads are not shared with x's */
-        asm volatile("" : "+l"(wy));
-        const tf32x3_ws_item y = tf32x3_ws_item_of<C>(a, wy);
-        /* the item's blocks no row of this consumer's sees: release each
-         * (after its full barrier, so that the arrivals count toward its
-         * phase) and pass the turns */
-        for (int32_t j = nkb_c; j < y.nkb; ++j, ++i) {
-            const uint32_t ks = i % C::KSTAGES, kpar = (i / C::KSTAGES) & 1u;
-            const uint32_t vs = i % C::VSTAGES, vpar = (i / C::VSTAGES) & 1u;
-            hop_mbar_wait(sm.k_full(ks), kpar);
-            tf32x3_ws_turn<C>(my_turn, their_turn);
-            hop_mbar_arrive(sm.k_empty(ks));
-            hop_mbar_wait(sm.v_full(vs), vpar);
-            tf32x3_ws_turn<C>(my_turn, their_turn);
-            hop_mbar_arrive(sm.v_empty(vs));
+        /* the item's blocks no row of this consumer's sees, from nkb_c to
+         * nkb: release each (after its full barrier, so that the arrivals
+         * count toward its phase) and pass the turns */
+        auto release_rest = [&](int32_t nkb) {
+            for (int32_t j = nkb_c; j < nkb; ++j, ++i) {
+                const uint32_t ks = i % C::KSTAGES, kpar = (i / C::KSTAGES) & 1u;
+                const uint32_t vs = i % C::VSTAGES, vpar = (i / C::VSTAGES) & 1u;
+                hop_mbar_wait(sm.k_full(ks), kpar);
+                tf32x3_ws_turn<C>(my_turn, their_turn);
+                hop_mbar_arrive(sm.k_empty(ks));
+                hop_mbar_wait(sm.v_full(vs), vpar);
+                tf32x3_ws_turn<C>(my_turn, their_turn);
+                hop_mbar_arrive(sm.v_empty(vs));
+            }
+        };
+        /* O / l and LSE, rows of the sequence only, columns < Dv only. The
+         * item's fields are read again here, not kept in registers across
+         * the loop (kept, they spilled); LEAN: also the thread's indices
+         * (%tid.x) and sl, and the item through an opaque index, so that
+         * none of x's loads is kept either */
+        if constexpr (C::LEAN) {
+            int64_t wy = w;
+            asm volatile("" : "+l"(wy));
+            const tf32x3_ws_item y = tf32x3_ws_item_of<C>(a, wy);
+            release_rest(y.nkb);
+            uint32_t tidx;
+            asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tidx));
+            const int ce = (int)(tidx >> 7) - 1, le = (int)(tidx & 31), we = (int)((tidx >> 5) & 3);
+            const int64_t e0 = y.r0 + 64 * ce, et0 = e0 / g;
+            tf32x3_store_rows<C>(a, y.seq, y.hk, e0, et0, (int32_t)(e0 - et0 * g), y.nrows, o, r.m,
+                                 r.l, a.cap_log2 != 0.0f ? 1.0f : a.scale_log2, we, le >> 2,
+                                 le & 3);
+        } else {
+            release_rest(x.nkb);
+            const tf32x3_ws_item y = tf32x3_ws_item_of<C>(a, w);
+            const int64_t e0 = y.r0 + 64 * c, et0 = e0 / g;
+            tf32x3_store_rows<C>(a, y.seq, y.hk, e0, et0, (int32_t)(e0 - et0 * g), y.nrows, o, r.m,
+                                 r.l, sl, warp, qr, qc);
         }
-
-        /* O / l and LSE, rows of the sequence only, columns < Dv only; the
-         * thread's indices read again (%tid.x), not kept across the loop */
-        uint32_t tidx;
-        asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tidx));
-        const int ce = (int)(tidx >> 7) - 1, le = (int)(tidx & 31), we = (int)((tidx >> 5) & 3);
-        const int64_t e0 = y.r0 + 64 * ce, et0 = e0 / g;
-        tf32x3_store_rows<C>(a, y.seq, y.hk, e0, et0, (int32_t)(e0 - et0 * g), y.nrows, o, r.m, r.l,
-                             a.cap_log2 != 0.0f ? 1.0f : a.scale_log2, we, le >> 2, le & 3);
     }
 }
 

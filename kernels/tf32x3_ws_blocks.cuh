@@ -198,11 +198,13 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
          * keep the 72 loop-invariant wgmma descriptors in registers */
         tf32x3_ws_smem<C> sb = sm;
         asm volatile("" : "+r"(sb.base));
-        /* the consumer index read again each block (%tid.x: 1 + c the
-         * warpgroup), not kept in a register across the loop */
-        uint32_t tidx;
-        asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tidx));
-        c = (int)(tidx >> 7) - 1;
+        if constexpr (C::LEAN) {
+            /* the consumer index read again each block (%tid.x: 1 + c the
+             * warpgroup), not kept in a register across the loop */
+            uint32_t tidx;
+            asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tidx));
+            c = (int)(tidx >> 7) - 1;
+        }
         const uint32_t ks = i % C::KSTAGES, kpar = (i / C::KSTAGES) & 1u;
         hop_mbar_wait(sb.k_full(ks), kpar);
         if (C::TURNS) {

@@ -63,10 +63,11 @@ template <int DB_> struct tf32x3_ws_cfg {
     /* the Q split's unrolling: what ptxas allocates without a spill */
     static constexpr int Q_UNROLL = KSTAGES == 1 ? 8 : 4;
 #ifndef OPP__TF32X3_WS_SPLIT_BATCH
-#define OPP__TF32X3_WS_SPLIT_BATCH 8
+#define OPP__TF32X3_WS_SPLIT_BATCH (OPP__TF32X3_WS_NC == 3 ? 2 : 8)
 #endif
     /* the producer's splits: chunks loaded before the first is split (8:
-     * all of a thread's; 1 waits out each load alone) */
+     * all of a thread's; 1 waits out each load alone; 2 by default at NC
+     * 3, whose producer has 56 registers) */
     static constexpr int SPLIT_BATCH = OPP__TF32X3_WS_SPLIT_BATCH;
 #ifndef OPP__TF32X3_WS_TURNS
 #define OPP__TF32X3_WS_TURNS 0
@@ -77,6 +78,10 @@ template <int DB_> struct tf32x3_ws_cfg {
     static constexpr bool TURNS = OPP__TF32X3_WS_TURNS != 0;
     static_assert(!(TURNS && OVERLAP), "turns without overlap only");
     static_assert(NC == 2 || (NC == 3 && !TURNS), "two or three consumers (turns: two)");
+    /* the consumers keep less across the key loop (their index, fragment
+     * coordinates and item read again after it): three consumers need it
+     * to fit 152 registers; two are 3 % slower with it (H100) */
+    static constexpr bool LEAN = NC > 2;
 #ifndef OPP__TF32X3_WS_QREG
 #define OPP__TF32X3_WS_QREG 0
 #endif
@@ -94,15 +99,14 @@ template <int DB_> struct tf32x3_ws_cfg {
     static constexpr int SACC2 = OPP__TF32X3_WS_SACC2;
     static_assert(!(SACC2 && (OVERLAP || QREG)), "SACC2 alone");
 #ifndef OPP__TF32X3_WS_REGS
-#define OPP__TF32X3_WS_REGS 0
+#define OPP__TF32X3_WS_REGS (OPP__TF32X3_WS_NC == 3 ? 152 : 0)
 #endif
     /* the registers a consumer thread raises its count to (setmaxnreg; the
      * producer lowers its own to what is left, PRODUCER_REGS); 0: no
-     * setmaxnreg. The pool is what the block was launched with, LAUNCH_REGS
-     * a thread (ptxas's count for 384 threads, 168; 65536 / 384 rounded
-     * down to 8): setmaxnreg.inc waits until the pool holds the registers
-     * it asks for, so more than the producer's dec freed never comes (a
-     * hang: 2 x 216 + 80 = 512 > 3 x 168 did) */
+     * setmaxnreg (the default at NC 2; 152 at NC 3). The pool is what the block was launched with,
+     * LAUNCH_REGS a thread (ptxas's count for 384 threads, 168; 65536 / 384 rounded down to 8):
+     * setmaxnreg.inc waits until the pool holds the registers it asks for, so more than the
+     * producer's dec freed never comes (a hang: 2 x 216 + 80 = 512 > 3 x 168 did) */
     static constexpr int CONSUMER_REGS = OPP__TF32X3_WS_REGS;
     static constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
     static constexpr int PRODUCER_REGS = (NC + 1) * LAUNCH_REGS - NC * CONSUMER_REGS;

@@ -27,7 +27,9 @@
 #                             issues tf32 wgmma (HGMMA.64x64x8.F32.TF32: 48 in
 #                             its key-block loop, 3 x 8 for S with A in shared
 #                             memory, 3 x 8 for P V with A from registers),
-#                             no other HGMMA, and touches no local memory
+#                             no other HGMMA, touches no local memory, and its
+#                             setmaxnreg counts fit the launch registers of
+#                             its three consumer warpgroups and producer
 #   test_tf32x3_ab_builds     the 3xTF32 switches' A/B builds (objects of
 #                             //kernels:tf32x3_1wg: OPP__TF32X3_WS=0, the
 #                             one-warpgroup tf32x3_attention_kernel, 48 tf32
@@ -43,9 +45,10 @@
 #                             registers; tf32x3_ws_qreg: Q's fragments in
 #                             registers, 48 tf32 HGMMA from registers, its
 #                             setmaxnreg counts too; tf32x3_ws_sacc2: S in two
-#                             accumulations, 24 + 24; tf32x3_ws_nc3: three
-#                             consumer warpgroups, 24 + 24, 3 inc + dec <=
-#                             4 x the launch registers; not in the library):
+#                             accumulations, 24 + 24; tf32x3_ws_nc2: two
+#                             consumer warpgroups, 24 + 24, the default
+#                             before (the A/B objects but the one-warpgroup
+#                             one are NC 2 builds); not in the library):
 #                             each holds its one
 #                             kernel with those HGMMA, no other, no local
 #                             memory
@@ -60,12 +63,12 @@
 #   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
 #   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o,
 #   tf32x3_ws_overlap_tf32x3_d64.o, tf32x3_ws_qreg_tf32x3_d64.o,
-#   tf32x3_ws_sacc2_tf32x3_d64.o and tf32x3_ws_nc3_tf32x3_d64.o)
+#   tf32x3_ws_sacc2_tf32x3_d64.o and tf32x3_ws_nc2_tf32x3_d64.o)
 set -u
 
 finder=$1
 shift
-lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2="" ws_nc3=""
+lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2="" ws_nc2=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
@@ -75,7 +78,7 @@ for f in "$@"; do
     */tf32x3_ws_overlap_tf32x3_d64.o) [ -n "$ws_overlap" ] || ws_overlap=$f ;;
     */tf32x3_ws_qreg_tf32x3_d64.o) [ -n "$ws_qreg" ] || ws_qreg=$f ;;
     */tf32x3_ws_sacc2_tf32x3_d64.o) [ -n "$ws_sacc2" ] || ws_sacc2=$f ;;
-    */tf32x3_ws_nc3_tf32x3_d64.o) [ -n "$ws_nc3" ] || ws_nc3=$f ;;
+    */tf32x3_ws_nc2_tf32x3_d64.o) [ -n "$ws_nc2" ] || ws_nc2=$f ;;
     esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
@@ -213,15 +216,40 @@ tf32x3_counts() {
         sed 's/EEEv10flash_argsPK17opp__guard_record//' | sort
 }
 
+# regs_fit SASS REG NC: the setmaxnreg counts of one warp-specialised
+# kernel's SASS (its consumers' raised count, its producer's lowered one)
+# within the block's launch registers, NC consumer warpgroups and a
+# producer of REG registers a thread each, else the consumers'
+# setmaxnreg.inc waits forever; prints what it found, status 1 if not
+regs_fit() {
+    local inc dec
+    inc=$(grep -oE "USETMAXREG\.TRY_ALLOC\.CTAPOOL [A-Z0-9]+, 0x[0-9a-f]+" "$1" | head -1 | grep -oE "0x[0-9a-f]+$")
+    dec=$(grep -oE "USETMAXREG\.DEALLOC\.CTAPOOL 0x[0-9a-f]+" "$1" | head -1 | grep -oE "0x[0-9a-f]+$")
+    if [ -n "$inc" ] && [ -n "$dec" ] && [ -n "$2" ] && [ $(($3 * inc + dec)) -le $((($3 + 1) * $2)) ]; then
+        echo "setmaxnreg $3 x $((inc)) + $((dec)) <= $(($3 + 1)) x $2"
+        return 0
+    fi
+    echo "setmaxnreg: inc '$inc' dec '$dec' launch registers '$2': not $3 inc + dec <= $(($3 + 1)) x registers"
+    return 1
+}
+
 # 5. the 3xTF32 kernel of the library (one line: one function)
 ws_want="_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 24 24 0 0"
 tf32x3_counts "$tmp/sass.txt" >"$tmp/tf32.txt"
 summary="function, tf32 HGMMA A shared / A registers, other HGMMA, LDL/STL:
 $(cat "$tmp/tf32.txt")"
-if [ "$(cat "$tmp/tf32.txt")" = "$ws_want" ]; then
+# its setmaxnreg counts (three consumer warpgroups, OPP__TF32X3_WS_NC)
+awk '/Function : / { on = ($0 ~ /tf32x3_ws_kernel/) } on' "$tmp/sass.txt" >"$tmp/tfws.txt"
+reg=$(PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -res-usage "$lib" 2>/dev/null |
+    grep -A1 "tf32x3_ws_kernel" | grep -oE "REG:[0-9]+" | head -1 | cut -d: -f2)
+fit=0
+msg=$(regs_fit "$tmp/tfws.txt" "$reg" 3) && fit=1
+summary="$summary
+$msg"
+if [ "$(cat "$tmp/tf32.txt")" = "$ws_want" ] && [ $fit -eq 1 ]; then
     report OK test_tf32x3_wgmma "$summary"
 else
-    report FAILED test_tf32x3_wgmma "want one tf32x3_ws_kernel (DB 64), 24 + 24 tf32 HGMMA, no other, no local memory; $summary"
+    report FAILED test_tf32x3_wgmma "want one tf32x3_ws_kernel (DB 64), 24 + 24 tf32 HGMMA, no other, no local memory, setmaxnreg within the launch registers of 3 consumers and a producer; $summary"
     status=1
 fi
 
@@ -232,7 +260,7 @@ for spec in "$one_wg|_Z23tf32x3_attention_kernelI10tf32x3_cfgILi64 0 48 0 0" \
     "$ws_k2|$ws_want" "$ws_turns|$ws_want" \
     "$ws_overlap|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 48 48 0 0|gsb0, 0x1" \
     "$ws_qreg|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 0 48 0 0" "$ws_sacc2|$ws_want" \
-    "$ws_nc3|$ws_want||3"; do
+    "$ws_nc2|$ws_want"; do
     # OBJECT|COUNTS[|WAIT[|CONSUMERS]] (consumer warpgroups: 2 unless given)
     IFS='|' read -r a want wait nc <<<"$spec"
     nc=${nc:-2}
@@ -273,17 +301,11 @@ $(basename "$a"): $got"
         fi
     fi
     if grep -q "USETMAXREG" "$tmp/ab.txt"; then
-        # setmaxnreg: the nc consumers' raised counts and the producer's
-        # lowered one within the block's launch registers (nc + 1
-        # warpgroups x REG), else the consumers' inc waits forever
-        inc=$(grep -oE "USETMAXREG\.TRY_ALLOC\.CTAPOOL [A-Z0-9]+, 0x[0-9a-f]+" "$tmp/ab.txt" | head -1 | grep -oE "0x[0-9a-f]+$")
-        dec=$(grep -oE "USETMAXREG\.DEALLOC\.CTAPOOL 0x[0-9a-f]+" "$tmp/ab.txt" | head -1 | grep -oE "0x[0-9a-f]+$")
         reg=$(PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -res-usage "$a" 2>/dev/null | grep -oE "REG:[0-9]+" | head -1 | cut -d: -f2)
-        if [ -n "$inc" ] && [ -n "$dec" ] && [ -n "$reg" ] &&
-            [ $((nc * inc + dec)) -le $(((nc + 1) * reg)) ]; then
-            summary="$summary (setmaxnreg $nc x $((inc)) + $((dec)) <= $((nc + 1)) x $reg)"
+        if msg=$(regs_fit "$tmp/ab.txt" "$reg" "$nc"); then
+            summary="$summary ($msg)"
         else
-            summary="$summary (setmaxnreg: inc '$inc' dec '$dec' launch registers '$reg': not $nc inc + dec <= $((nc + 1)) x registers)"
+            summary="$summary ($msg)"
             ok=0
         fi
     fi
