@@ -2,7 +2,7 @@
  * tf32x3_ws.cuh - OPP_ALGO_TF32X3, warp-specialised (OPP__TF32X3_WS 1,
  * kernels/kernel_list.h): the 3xTF32 kernel of kernels/tf32x3_attention.cuh
  * (its header has the arithmetic, the split and the layouts) with the
- * splits of K and V moved off the consumers' path and shared by 128 rows.
+ * splits of K and V moved off the consumers' path and shared by BM rows.
  *
  *   q   [total_q | B*S_q rows, Hq, D]     out [.., Hq, Dv]   (element strides)
  *   k   [total_kv | B*S_kv rows, Hkv, D]  v   [.., Hkv, Dv]
@@ -22,19 +22,20 @@
  *     64 c + 63 of the item. Q split into Q_HI(c) / Q_LO(c) once an item
  *     (from global memory); per key block S = Q K_j^T from shared memory
  *     (then k_empty), softcap, masks, online softmax, P split in registers,
- *     P V_j into fresh accumulators (then v_empty), O = alpha O + P V_j.
- *     (kernels/tf32x3_ws_blocks.cuh. A/B switches, both slower or level
- *     on an H100, bench/RESULTS.md twenty-seventh session:
- *     OPP__TF32X3_WS_OVERLAP 1, its own P V_j in flight under its softmax
- *     of S_{j+1}, FlashAttention-3's schedule, 5-6 % slower;
- *     OPP__TF32X3_WS_QREG 1, Q's split fragments in registers so that S
- *     reads only K from shared memory, level; OPP__TF32X3_WS_SACC2 1 (3),
- *     S (and P V) in two independent accumulations, level (3 % slower).) Each issues its products
- *     when ready, so one's softmax runs
- *     under the other's products (OPP__TF32X3_WS_TURNS 1: they take turns, named
+ *     P V_j into fresh accumulators (then v_empty), O = alpha O + P V_j
+ *     (kernels/tf32x3_ws_blocks.cuh). Each issues its products when
+ *     ready, so one's softmax runs under the others' products
+ *     (OPP__TF32X3_WS_TURNS 1, two consumers: they take turns, named
  *     barriers 2 and 3: S of 0, S of 1, P V of 0, P V of 1, ...; 5 %
- *     slower). The item's key blocks are those its last row sees: consumer
- *     0 releases the ones past its own rows' (causal) without a product.
+ *     slower). The item's key blocks are those its last row sees: a
+ *     consumer releases the ones past its own rows' (causal) without a
+ *     product. A/B switches, slower or level on an H100 (bench/RESULTS.md,
+ *     twenty-seventh session): OPP__TF32X3_WS_OVERLAP 1, its own P V_j in
+ *     flight under its softmax of S_{j+1}, FlashAttention-3's schedule, 5-6
+ *     % slower; OPP__TF32X3_WS_QREG 1, Q's split fragments in registers so
+ *     that S reads only K from shared memory, level; OPP__TF32X3_WS_SACC2 1
+ *     (3), S (and P V) in two independent accumulations, level (3 %
+ *     slower).
  *   the producer's splits load all of a thread's chunks before the first
  *     split (OPP__TF32X3_WS_SPLIT_BATCH; 1, chunk by chunk, was 4 % slower:
  *     each load's latency waited out alone).
@@ -45,24 +46,25 @@
  * coordinates and item are read again after the key loop, not kept.
  * OPP__TF32X3_WS_REGS N: the consumers raise their count to N
  * (setmaxnreg.inc; ptxas compiles the code after it to N) and the producer
- * lowers its own to what is left of the block's 3 x 168, 504 - 2 N. The
- * overlap needs it: at 216 (producer 72, with SPLIT_BATCH 4: 8 spills
- * there) it builds without spill and keeps P V in flight; at 208 the
- * consumers spill (ptxas, CUDA 13.0). Q's split
- * fragments in registers (64 of them) would not fit beside O, P V_j, S and
- * P's split, hence Q in shared memory and S = Q K^T with both operands
- * there.
+ * lowers its own to what is left of the block's launch count, (NC + 1) L
+ * - NC N (L: 168 at NC 2, 128 at NC 3). The overlap (NC 2) needs it: at
+ * 216 (producer 72, with SPLIT_BATCH 4: 8 spills there) it builds without
+ * spill and keeps P V in flight; at 208 the consumers spill (ptxas, CUDA
+ * 13.0). Q's split fragments in registers (64 of them) would not fit
+ * beside O, P V_j, S and P's split, hence Q in shared memory and S = Q K^T
+ * with both operands there.
  * Shared memory (from the 1024-aligned base; each tile a swizzled [64][DB]
  * fp32 tile): KSTAGES stages of K_HI, K_LO; VSTAGES (1, 2 with OVERLAP) of
- * V_HI, V_LO; Q_HI(0), Q_LO(0), Q_HI(1), Q_LO(1); two landing stages of K
- * and V; the mbarriers k_full[s], v_full[s] (count 128: every producer
- * thread arrives after its fence.proxy.async), k_empty[s], v_empty[s]
- * (count 256: every consumer thread, after its product's wait). Key block
+ * V_HI, V_LO; Q_HI(c), Q_LO(c) for each consumer c; two landing stages
+ * of K and V; the mbarriers k_full[s], v_full[s] (count 128: every
+ * producer thread arrives after its fence.proxy.async), k_empty[s],
+ * v_empty[s] (count 128 NC: every consumer thread, after its product's
+ * wait). Key block
  * count i (over the block's items): landing stage i % 2; K stage i %
  * KSTAGES, its phase (i / KSTAGES) % 2; V stage i % VSTAGES, its phase
  * (i / VSTAGES) % 2.
  * Arithmetic and batch invariance: as tf32x3_attention.cuh's, per row; the
- * tile is 128 rows from row 0 of the sequence's item rows (static), so the
+ * tile is BM rows from row 0 of the sequence's item rows (static), so the
  * key blocks a row visits depend only on its position in its sequence.
  * Work: a 1-D grid strides over items (m-block, sequence, kv head), the
  * highest m-blocks first; every role walks the same items.
@@ -206,9 +208,9 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
         const int64_t t0 = c0 / g;
         const int32_t rem0 = (int32_t)(c0 - t0 * g);
         /* the keys every row of this consumer's sees; the key blocks any
-         * of them sees (the item's nkb counts consumer 1's last row: consumer
-         * 0 skips the blocks past its own, causal, and a consumer past the
-         * sequence's rows all) */
+         * of them sees (the item's nkb counts the last consumer's last row:
+         * the others skip the blocks past their own, causal, and a consumer
+         * past the sequence's rows all) */
         tf32x3_ws_rows<C> r;
         r.kfull = c0 < x.nrows ? flash_key_end(causal, t0, lq, lkv) : 0;
         r.qc = qc;
@@ -286,8 +288,7 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
             asm volatile("" : "+l"(wy));
             const tf32x3_ws_item y = tf32x3_ws_item_of<C>(a, wy);
             release_rest(y.nkb);
-            uint32_t tidx;
-            asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tidx));
+            const uint32_t tidx = tf32x3_ws_tid();
             const int ce = (int)(tidx >> 7) - 1, le = (int)(tidx & 31), we = (int)((tidx >> 5) & 3);
             const int64_t e0 = y.r0 + 64 * ce, et0 = e0 / g;
             tf32x3_store_rows<C>(a, y.seq, y.hk, e0, et0, (int32_t)(e0 - et0 * g), y.nrows, o, r.m,

@@ -86,7 +86,7 @@ tf32x3_ws_retire_pv(float (&o)[C::O8][4], float (&oj)[C::O8][4], uint32_t (&ph)[
  * sums every k step's lo x hi, then the hi x hi of the first half of the
  * steps; sb every hi x lo, then the second half's hi x hi (the small terms
  * first in each, as tf32x3_qk_ss). One committed group; S = sa + sb after
- * its wait (tf32x3_ws_sum_s). */
+ * its wait (tf32x3_ws_sum). */
 template <class C>
 __device__ __forceinline__ void tf32x3_ws_qk_ss2(float (&sa)[C::N8][4], float (&sb)[C::N8][4],
                                                  uint32_t q_hi, uint32_t q_lo, uint32_t k_hi,
@@ -142,15 +142,15 @@ __device__ __forceinline__ void tf32x3_ws_pv2(float (&oa)[C::O8][4], float (&ob)
     tf32x3_fence(ob);
 }
 
-/* s = s + sb, element by element, rounded (the two accumulations of S or
+/* x = x + y, element by element, rounded (the two accumulations of S or
  * of P V_j, after their wait) */
-template <class C>
-__device__ __forceinline__ void tf32x3_ws_sum_s(float (&s)[C::N8][4], const float (&sb)[C::N8][4]) {
+template <int N, int M>
+__device__ __forceinline__ void tf32x3_ws_sum(float (&x)[N][M], const float (&y)[N][M]) {
 #pragma unroll
-    for (int n = 0; n < C::N8; ++n) {
+    for (int n = 0; n < N; ++n) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            s[n][e] = __fadd_rn(s[n][e], sb[n][e]);
+        for (int e = 0; e < M; ++e) {
+            x[n][e] = __fadd_rn(x[n][e], y[n][e]);
         }
     }
 }
@@ -201,9 +201,7 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
         if constexpr (C::LEAN) {
             /* the consumer index read again each block (%tid.x: 1 + c the
              * warpgroup), not kept in a register across the loop */
-            uint32_t tidx;
-            asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tidx));
-            c = (int)(tidx >> 7) - 1;
+            c = (int)(tf32x3_ws_tid() >> 7) - 1;
         }
         const uint32_t ks = i % C::KSTAGES, kpar = (i / C::KSTAGES) & 1u;
         hop_mbar_wait(sb.k_full(ks), kpar);
@@ -227,7 +225,7 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
         }
         hop_mbar_arrive(sb.k_empty(ks));
         if constexpr (C::SACC2 & 1) {
-            tf32x3_ws_sum_s<C>(s, s2);
+            tf32x3_ws_sum(s, s2);
         }
         tf32x3_ws_softmax<C>(a, s, r, alpha, j);
         tf32x3_split_p<C>(s, ph, pl);
@@ -252,7 +250,7 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
         tf32x3_fence(pl);
         hop_mbar_arrive(sb.v_empty(0));
         if constexpr (C::SACC2 & 2) {
-            tf32x3_ws_sum_s<C>(oj, oj2);
+            tf32x3_ws_sum(oj, oj2);
         }
         tf32x3_merge<C>(o, alpha, oj);
     }

@@ -2,7 +2,7 @@
  * tf32x3_ws_config.cuh - the warp-specialised 3xTF32 kernel's
  * (kernels/tf32x3_ws.cuh) compile-time configuration and switches, its
  * shared-memory map (tf32x3_ws_smem: the tiles' and mbarriers' addresses)
- * and its work item (tf32x3_ws_item: 128 query rows of one sequence and kv
+ * and its work item (tf32x3_ws_item: BM query rows of one sequence and kv
  * head, and the key blocks they visit). The layout is described in
  * kernels/tf32x3_ws.cuh's header.
  */
@@ -33,7 +33,7 @@ template <int DB_> struct tf32x3_ws_cfg {
      * both consumers' S = Q K_j^T */
     static constexpr uint32_t KSTAGES = OPP__TF32X3_WS_KSTAGES;
     /* OPP__TF32X3_WS_OVERLAP 1: each consumer's P V_j in flight under its
-     * softmax of S_{j+1} (kernels/tf32x3_ws_overlap.cuh), which takes two
+     * softmax of S_{j+1} (kernels/tf32x3_ws_blocks.cuh), which takes two
      * split V stages */
     static constexpr bool OVERLAP = OPP__TF32X3_WS_OVERLAP != 0;
     static constexpr uint32_t VSTAGES = OPP__TF32X3_WS_VSTAGES;
@@ -103,10 +103,12 @@ template <int DB_> struct tf32x3_ws_cfg {
 #endif
     /* the registers a consumer thread raises its count to (setmaxnreg; the
      * producer lowers its own to what is left, PRODUCER_REGS); 0: no
-     * setmaxnreg (the default at NC 2; 152 at NC 3). The pool is what the block was launched with,
-     * LAUNCH_REGS a thread (ptxas's count for 384 threads, 168; 65536 / 384 rounded down to 8):
-     * setmaxnreg.inc waits until the pool holds the registers it asks for, so more than the
-     * producer's dec freed never comes (a hang: 2 x 216 + 80 = 512 > 3 x 168 did) */
+     * setmaxnreg (the default at NC 2; 152 at NC 3). The pool is what the
+     * block was launched with, LAUNCH_REGS a thread (ptxas's count: 65536 /
+     * THREADS rounded down to 8, 168 at NC 2, 128 at NC 3): setmaxnreg.inc
+     * waits until the pool holds the registers it asks for, so more than
+     * the producer's dec freed never comes (a hang: 2 x 216 + 80 = 512 > 3
+     * x 168 did) */
     static constexpr int CONSUMER_REGS = OPP__TF32X3_WS_REGS;
     static constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
     static constexpr int PRODUCER_REGS = (NC + 1) * LAUNCH_REGS - NC * CONSUMER_REGS;
@@ -117,9 +119,6 @@ template <int DB_> struct tf32x3_ws_cfg {
 
 template <class C> struct tf32x3_ws_smem {
     uint32_t base;
-    __device__ __forceinline__ uint32_t at(uint32_t off) const {
-        return base + off;
-    }
     __device__ __forceinline__ uint32_t q_hi(int c) const {
         return base + C::Q_OFF + 2u * (uint32_t)c * C::TILE;
     }
@@ -166,6 +165,14 @@ struct tf32x3_ws_item {
     int64_t r0, nrows;
     bool valid;
 };
+
+/* %tid.x, read again (opaque to the compiler), so that what derives from
+ * it need not be kept in a register across a loop (LEAN) */
+__device__ __forceinline__ uint32_t tf32x3_ws_tid() {
+    uint32_t t;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+    return t;
+}
 
 template <class C>
 __device__ __forceinline__ tf32x3_ws_item tf32x3_ws_item_of(const flash_args &a, int64_t w) {

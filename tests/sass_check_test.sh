@@ -261,9 +261,8 @@ for spec in "$one_wg|_Z23tf32x3_attention_kernelI10tf32x3_cfgILi64 0 48 0 0" \
     "$ws_overlap|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 48 48 0 0|gsb0, 0x1" \
     "$ws_qreg|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 0 48 0 0" "$ws_sacc2|$ws_want" \
     "$ws_nc2|$ws_want"; do
-    # OBJECT|COUNTS[|WAIT[|CONSUMERS]] (consumer warpgroups: 2 unless given)
-    IFS='|' read -r a want wait nc <<<"$spec"
-    nc=${nc:-2}
+    # OBJECT|COUNTS[|WAIT]
+    IFS='|' read -r a want wait <<<"$spec"
     if [ -z "$a" ] || [ ! -s "$a" ]; then
         summary="$summary
 (an object missing among the arguments)"
@@ -300,14 +299,10 @@ $(basename "$a"): $got"
             ok=0
         fi
     fi
-    if grep -q "USETMAXREG" "$tmp/ab.txt"; then
+    if grep -q "USETMAXREG" "$tmp/ab.txt"; then # two consumer warpgroups (NC 2 builds)
         reg=$(PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -res-usage "$a" 2>/dev/null | grep -oE "REG:[0-9]+" | head -1 | cut -d: -f2)
-        if msg=$(regs_fit "$tmp/ab.txt" "$reg" "$nc"); then
-            summary="$summary ($msg)"
-        else
-            summary="$summary ($msg)"
-            ok=0
-        fi
+        msg=$(regs_fit "$tmp/ab.txt" "$reg" 2) || ok=0
+        summary="$summary ($msg)"
     fi
 done
 if [ $ok -eq 1 ]; then
