@@ -101,33 +101,37 @@ __device__ __forceinline__ float tf32x3_ld32(uint32_t addr) {
  * hi) and lo (at lo) tiles, same layout (src may be hi: in place): 16-byte
  * chunk i = t + NT it of the NT threads calling it (t: 0 .. NT - 1), row
  * i / CHUNKS; a quarter warp splits the eight chunks of a row's panel,
- * conflict-free. BATCH: chunks loaded before the first is split (the
- * shared accesses are volatile, so without it each load's latency is
- * waited out alone; 1: load, split, store, chunk by chunk). */
+ * conflict-free. A thread's chunks are one column chunk t % CHUNKS of rows
+ * t / CHUNKS + (NT / CHUNKS) it, a multiple of 8 rows apart, so they share
+ * the swizzle: one offset from t, then immediates (no index arithmetic per
+ * chunk). BATCH: chunks loaded before the first is split (the shared
+ * accesses are volatile, so without it each load's latency is waited out
+ * alone; 1: load, split, store, chunk by chunk). */
 template <class C, int NT, int BATCH = 1>
 __device__ __forceinline__ void tf32x3_split_k(uint32_t src, uint32_t hi, uint32_t lo, int t) {
-    constexpr int IT = C::BN * C::CHUNKS / NT;
+    constexpr int IT = C::BN * C::CHUNKS / NT, RSTEP = NT / C::CHUNKS;
     static_assert(C::BN * C::CHUNKS % NT == 0 && IT % BATCH == 0, "whole chunks per thread");
+    static_assert(NT % C::CHUNKS == 0 && RSTEP % 8 == 0, "rows 8 apart: one swizzle a thread");
+    const uint32_t ut = (uint32_t)t, r = ut / C::CHUNKS, c = ut % C::CHUNKS;
+    const uint32_t off0 = (c >> 3) * C::PANEL + r * 128u + (((c & 7u) ^ (r & 7u)) << 4);
+    const uint32_t s0 = src + off0, h0 = hi + off0, l0 = lo + off0;
 #pragma unroll
     for (int b = 0; b < IT; b += BATCH) {
         int4 x[BATCH];
-        uint32_t offs[BATCH];
 #pragma unroll
         for (int u = 0; u < BATCH; ++u) {
-            const int i = t + NT * (b + u), r = i / C::CHUNKS, c = i % C::CHUNKS;
-            offs[u] = tf32x3_swz<C>(r, c);
-            x[u] = hop_ld_shared_v4(src + offs[u]);
+            x[u] = hop_ld_shared_v4(s0 + (uint32_t)((b + u) * RSTEP * 128));
         }
 #pragma unroll
         for (int u = 0; u < BATCH; ++u) {
-            const uint32_t off = offs[u];
+            const uint32_t step = (uint32_t)((b + u) * RSTEP * 128);
             uint32_t h[4], l[4];
             tf32x3_split(__int_as_float(x[u].x), h[0], l[0]);
             tf32x3_split(__int_as_float(x[u].y), h[1], l[1]);
             tf32x3_split(__int_as_float(x[u].z), h[2], l[2]);
             tf32x3_split(__int_as_float(x[u].w), h[3], l[3]);
-            tf32x3_st4(hi + off, h);
-            tf32x3_st4(lo + off, l);
+            tf32x3_st4(h0 + step, h);
+            tf32x3_st4(l0 + step, l);
         }
     }
 }
@@ -138,36 +142,53 @@ __device__ __forceinline__ void tf32x3_split_k(uint32_t src, uint32_t hi, uint32
  * chunk c = i / DB of the transposed tile, whose positions 4 (c % 2) + u
  * (u = 0..3) of 8-key group c / 2 hold key 8 (c / 2) + 2 u + c % 2 (the
  * order 0 2 4 6 1 3 5 7). A warp reads 32 consecutive d of one key and
- * writes chunks of 32 rows, conflict-free. BATCH: as tf32x3_split_k's, in
+ * writes chunks of 32 rows, conflict-free. A thread's d = t % DB is fixed
+ * and its chunks c = t / DB + (NT / DB) it step by an even count, so its
+ * keys' swizzle (key % 8 = c % 2 + 2 u) does not change with it: four
+ * source offsets (one a u) from t, then immediates; a chunk's destination
+ * swizzle is one XOR with an immediate. BATCH: as tf32x3_split_k's, in
  * chunks of the transposed tile. */
 template <class C, int NT, bool SRC_SWZ = false, int BATCH = 1>
 __device__ __forceinline__ void tf32x3_split_v(uint32_t src, uint32_t hi, uint32_t lo, int t) {
-    constexpr int IT = C::DB * (C::BN / 4) / NT;
+    constexpr int IT = C::DB * (C::BN / 4) / NT, CSTEP = NT / C::DB;
     static_assert(C::DB * (C::BN / 4) % NT == 0 && IT % BATCH == 0, "whole chunks per thread");
+    static_assert(NT % C::DB == 0 && CSTEP % 2 == 0, "a fixed d and key parity a thread");
+    const uint32_t ut = (uint32_t)t, d = ut % C::DB, c0 = ut / C::DB;
+    __builtin_assume(ut < (uint32_t)NT); /* c0 < CSTEP: the destination chunks' swizzle is static */
+    const uint32_t e = c0 & 1u, g0 = c0 >> 1; /* key parity, first 8-key group */
+    /* source: key 8 (g0 + CSTEP / 2 it) + e + 2 u, column d */
+    uint32_t sa[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+        const uint32_t k = 8u * g0 + e + 2u * (uint32_t)u; /* k % 8 = e + 2 u */
+        sa[u] = src + (SRC_SWZ ? ((d >> 5) * C::PANEL + k * 128u +
+                                  ((((d >> 2) & 7u) ^ (e + 2u * (uint32_t)u)) << 4) + (d & 3u) * 4u)
+                               : (k * C::PITCH + d) * 4u);
+    }
+    constexpr uint32_t KEY_STEP =
+        SRC_SWZ ? 8u * (CSTEP / 2) * 128u : 8u * (CSTEP / 2) * C::PITCH * 4u;
+    /* destination: row d, chunk c0 + CSTEP it: panel (c >> 3), swizzle
+     * ((c & 7) ^ (d & 7)); c & 7 = e | ((c0 & ~1 + CSTEP it) & 6) */
+    const uint32_t drow = d * 128u, dx = (d & 7u) ^ e;
 #pragma unroll
     for (int b = 0; b < IT; b += BATCH) {
         float x[BATCH][4];
 #pragma unroll
         for (int v = 0; v < BATCH; ++v) {
-            const int i = t + NT * (b + v), d = i % C::DB, c = i / C::DB;
-            const int k0 = 8 * (c >> 1) + (c & 1);
 #pragma unroll
             for (int u = 0; u < 4; ++u) {
-                const int key = k0 + 2 * u;
-                const uint32_t at = SRC_SWZ ? tf32x3_swz<C>(key, d >> 2) + (uint32_t)(d & 3) * 4u
-                                            : (uint32_t)(key * C::PITCH + d) * 4u;
-                x[v][u] = tf32x3_ld32(src + at);
+                x[v][u] = tf32x3_ld32(sa[u] + (uint32_t)(b + v) * KEY_STEP);
             }
         }
 #pragma unroll
         for (int v = 0; v < BATCH; ++v) {
-            const int i = t + NT * (b + v), d = i % C::DB, c = i / C::DB;
+            const uint32_t ce = (c0 & ~1u) + (uint32_t)(CSTEP * (b + v)); /* c without its parity */
+            const uint32_t off = (ce >> 3) * C::PANEL + drow + ((dx ^ (ce & 6u)) << 4);
             uint32_t h[4], l[4];
 #pragma unroll
             for (int u = 0; u < 4; ++u) {
                 tf32x3_split(x[v][u], h[u], l[u]);
             }
-            const uint32_t off = tf32x3_swz<C>(d, c);
             tf32x3_st4(hi + off, h);
             tf32x3_st4(lo + off, l);
         }

@@ -101,6 +101,20 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
         const bool kcol = kc * 4 < a.d, vcol = kc * 4 < a.dv;
         const float *ks = kg + ((int64_t)j * C::BN + kr) * a.k.row + kc * 4;
         const float *vs = vg + ((int64_t)j * C::BN + kr) * a.v.row + kc * 4;
+        if (a.d == C::DB && a.dv == C::DB && x.seq.lkv - j * C::BN >= C::BN) {
+            /* uniform: a whole block of whole rows, no zero-fill (no per-copy
+             * test or address select) */
+            const char *kb = (const char *)ks, *vb = (const char *)vs;
+            const int64_t kst = (int64_t)KSTEP * a.k.row * 4, vst = (int64_t)KSTEP * a.v.row * 4;
+#pragma unroll
+            for (int it = 0; it < C::BN / KSTEP; ++it) {
+                flash_cp_async16(sm.land_k(ls) + tf32x3_swz<C>(kr + it * KSTEP, kc), kb + it * kst,
+                                 true);
+                flash_cp_async16(sm.land_v(ls) + tf32x3_swz<C>(kr + it * KSTEP, kc), vb + it * vst,
+                                 true);
+            }
+            return;
+        }
 #pragma unroll
         for (int it = 0; it < C::BN / KSTEP; ++it) {
             const bool kok = kcol && it * KSTEP < left, vok = vcol && it * KSTEP < left;
