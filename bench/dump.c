@@ -105,6 +105,9 @@ static void write_meta(FILE *f, const bench_dump_t *d) {
     if (d->out_fast != NULL) {
         meta_file(f, ",", "out_fast.bin", dt, out, 3);
     }
+    if (d->out_tf32x3 != NULL) {
+        meta_file(f, ",", "out_tf32x3.bin", dt, out, 3);
+    }
     fprintf(f, "\n  }\n}\n");
 }
 
@@ -128,13 +131,17 @@ int bench_dump_write(const bench_dump_t *d, char *err, size_t size) {
     /* a file without data (inputs with outputs_only, an output that did not
      * run) is removed: an earlier dump's must not pass for this run's */
     const int in = !d->outputs_only;
-    const char *names[5] = {"q.bin", "k.bin", "v.bin", "out_exact.bin", "out_fast.bin"};
-    const void *data[5] = {in ? lb->q : NULL, in ? lb->k : NULL, in ? lb->v : NULL, d->out_exact,
-                           d->out_fast};
-    const size_t bytes[5] = {tq * hq * (size_t)lb->head_size * es,
+    const char *names[6] = {"q.bin",         "k.bin",        "v.bin",
+                            "out_exact.bin", "out_fast.bin", "out_tf32x3.bin"};
+    const void *data[6] = {in ? lb->q : NULL, in ? lb->k : NULL, in ? lb->v : NULL,
+                           d->out_exact,      d->out_fast,       d->out_tf32x3};
+    const size_t bytes[6] = {tq * hq * (size_t)lb->head_size * es,
                              tkv * hkv * (size_t)lb->head_size * es,
-                             tkv * hkv * (size_t)lb->v_head_size * es, out_bytes, out_bytes};
-    for (int i = 0; i < 5; ++i) {
+                             tkv * hkv * (size_t)lb->v_head_size * es,
+                             out_bytes,
+                             out_bytes,
+                             out_bytes};
+    for (int i = 0; i < 6; ++i) {
         char stale[4096];
         if (data[i] == NULL && join(stale, dir, names[i], err, size) == 0) {
             remove(stale);

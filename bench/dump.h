@@ -2,7 +2,7 @@
  * dump.h - oppbench --dump DIR: one workload's inputs and outputs as raw
  * files, for bench/fa2_accuracy.py to run FlashAttention-2 on the very same
  * tensors and compare its error with ours. Host code, no CUDA; CPU-tested
- * by tests/bench_dump_test.c.
+ * by tests/bench_host_test.c.
  *
  * DIR/<workload>/ holds (little-endian, dense, packed; dtype = the
  * workload's: 2 bytes for f16/bf16, 4 for f32):
@@ -13,6 +13,8 @@
  *   cu_seqlens_kv.bin  [B + 1]              int32
  *   out_exact.bin      [total_q, Hq, Dv]    dtype (OPP_ALGO_EXACT), if it ran
  *   out_fast.bin       [total_q, Hq, Dv]    dtype (OPP_ALGO_FAST), if it ran
+ *   out_tf32x3.bin     [total_q, Hq, Dv]    dtype (OPP_ALGO_TF32X3: f32 only), if
+ *                                           it ran (opt-in: oppbench --impl tf32x3)
  *   meta.json          one object: "workload", "index", "dtype", "batch",
  *                      "heads", "kv_heads", "head_size", "v_head_size",
  *                      "total_q", "total_kv", "max_seqlen_q",
@@ -39,6 +41,7 @@ typedef struct bench_dump {
     const opp_lb_t *lb;          /* q, k, v, cu_seqlens, shape, attributes */
     const void *out_exact;       /* host [total_q, Hq, Dv], NULL: not run */
     const void *out_fast;        /* host [total_q, Hq, Dv], NULL: not run */
+    const void *out_tf32x3;      /* host [total_q, Hq, Dv], NULL: not run */
     int exact_validated;         /* exact == cuBLAS reference */
     const char *fast_kernel;     /* NULL: no FAST kernel serves */
     const char *fast_validation; /* oppbench's validation text for FAST */

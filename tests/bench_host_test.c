@@ -268,10 +268,9 @@ static void keep_more_dumps(const char *root) {
         const size_t bytes = (size_t)lb.total_q * v[i].heads * v[i].d * opp_dtype_size(v[i].dtype);
         void *exact = malloc(bytes);
         assert_opp_ok(opp_ref_packed_attention(&desc, lb.cu_q, lb.cu_kv, lb.q, lb.k, lb.v, exact));
-        const bench_dump_t d = {root,   v[i].name,
-                                10 + i, &lb,
-                                exact,  v[i].with_fast ? exact : NULL,
-                                1,      v[i].with_fast ? "flash_f16_d32" : NULL,
+        const bench_dump_t d = {root,   v[i].name, 10 + i,
+                                &lb,    exact,     v[i].with_fast ? exact : NULL,
+                                NULL,   1,         v[i].with_fast ? "flash_f16_d32" : NULL,
                                 "kept", 0};
         char err[512];
         assert_int_equal(bench_dump_write(&d, err, sizeof err), 0);
@@ -281,7 +280,9 @@ static void keep_more_dumps(const char *root) {
 }
 
 /* The raw files hold the tensors byte for byte; meta.json names shapes and
- * attributes; a rewrite without a FAST output removes the old out_fast.bin. */
+ * attributes; a rewrite without a FAST (TF32X3) output removes the old
+ * out_fast.bin (out_tf32x3.bin). TF32X3 serves f32 only, but the dump does
+ * not look at which kernel wrote an output: bf16 bytes stand in here. */
 static void test_dump_writes_tensors_and_meta(void **state) {
     (void)state;
     const int32_t lq[3] = {5, 1, 9}, lkv[3] = {7, 12, 4}; /* 9 > 4: rows without keys */
@@ -289,18 +290,21 @@ static void test_dump_writes_tensors_and_meta(void **state) {
     assert_int_equal(
         opp_lb_from_lengths(&lb, OPP_DTYPE_BF16, 3, lq, lkv, 4, 2, 16, 16, 0.0f, 1, 30.0f, 7), 0);
     const size_t n_out = (size_t)lb.total_q * 4 * 16, out_bytes = n_out * 2;
-    uint16_t *exact = malloc(out_bytes), *fast = malloc(out_bytes);
+    uint16_t *exact = malloc(out_bytes), *fast = malloc(out_bytes), *tf32x3 = malloc(out_bytes);
     opp_attention_desc_t desc;
     opp_lb_packed_desc(&lb, &desc);
     assert_opp_ok(opp_ref_packed_attention(&desc, lb.cu_q, lb.cu_kv, lb.q, lb.k, lb.v, exact));
     memcpy(fast, exact, out_bytes);
     fast[3] ^= 1; /* one ulp: what a FAST kernel might give */
+    memcpy(tf32x3, exact, out_bytes);
+    tf32x3[5] ^= 1; /* differs from both */
     const char *keep = getenv("OPP_TEST_KEEP_DUMP");
     const char *tmp = keep != NULL && keep[0] != '\0' ? keep : getenv("TEST_TMPDIR");
     char root[512], dir[600], err[512];
     snprintf(root, sizeof root, "%s/dump", tmp != NULL ? tmp : "/tmp");
     snprintf(dir, sizeof dir, "%s/gqa_softcap", root);
-    bench_dump_t d = {root, "gqa_softcap", 3, &lb, exact, fast, 1, "flash_bf16_d32", "ok: x", 0};
+    bench_dump_t d = {root, "gqa_softcap",    3,       &lb, exact, fast, tf32x3,
+                      1,    "flash_bf16_d32", "ok: x", 0};
     if (bench_dump_write(&d, err, sizeof err) != 0) {
         fail_msg("%s", err);
     }
@@ -311,6 +315,7 @@ static void test_dump_writes_tensors_and_meta(void **state) {
     assert_true(file_equals(dir, "cu_seqlens_kv.bin", lb.cu_kv, 4 * sizeof(int32_t)));
     assert_true(file_equals(dir, "out_exact.bin", exact, out_bytes));
     assert_true(file_equals(dir, "out_fast.bin", fast, out_bytes));
+    assert_true(file_equals(dir, "out_tf32x3.bin", tf32x3, out_bytes));
 
     char meta[700];
     snprintf(meta, sizeof meta, "%s/meta.json", dir);
@@ -333,17 +338,26 @@ static void test_dump_writes_tensors_and_meta(void **state) {
     assert_true(json_integer_value(json_array_get(shape, 0)) == 23 &&
                 json_integer_value(json_array_get(shape, 1)) == 2);
     assert_non_null(json_object_get(files, "out_fast.bin"));
+    shape = json_object_get(json_object_get(files, "out_tf32x3.bin"), "shape");
+    assert_int_equal(json_array_size(shape), 3);
+    assert_true(json_integer_value(json_array_get(shape, 0)) == 15 &&
+                json_integer_value(json_array_get(shape, 1)) == 4 &&
+                json_integer_value(json_array_get(shape, 2)) == 16);
+    assert_string_equal(member_string(json_object_get(files, "out_tf32x3.bin"), "dtype"), "bf16");
     json_decref(root_json);
 
     d.out_fast = NULL;
+    d.out_tf32x3 = NULL;
     d.fast_kernel = NULL;
     if (bench_dump_write(&d, err, sizeof err) != 0) {
         fail_msg("%s", err);
     }
     assert_true(file_size(dir, "out_fast.bin") == (size_t)-1);
+    assert_true(file_size(dir, "out_tf32x3.bin") == (size_t)-1);
     root_json = load_meta(meta);
     assert_true(json_is_null(json_object_get(root_json, "fast_kernel")));
     assert_null(json_object_get(json_object_get(root_json, "files"), "out_fast.bin"));
+    assert_null(json_object_get(json_object_get(root_json, "files"), "out_tf32x3.bin"));
     json_decref(root_json);
     if (keep != NULL && keep[0] != '\0') { /* leave a complete dump for fa2_accuracy.py */
         d.out_fast = fast;
@@ -355,6 +369,7 @@ static void test_dump_writes_tensors_and_meta(void **state) {
     /* outputs only (oppbench --dump-outputs): the last dump's q, k, v go,
      * the outputs and cu_seqlens stay, meta.json lists no input */
     d.out_fast = fast;
+    d.out_tf32x3 = tf32x3;
     d.fast_kernel = "flash_bf16_d32";
     d.outputs_only = 1;
     if (bench_dump_write(&d, err, sizeof err) != 0) {
@@ -363,6 +378,7 @@ static void test_dump_writes_tensors_and_meta(void **state) {
     assert_true(file_size(dir, "q.bin") == (size_t)-1 && file_size(dir, "k.bin") == (size_t)-1 &&
                 file_size(dir, "v.bin") == (size_t)-1);
     assert_true(file_equals(dir, "out_fast.bin", fast, out_bytes));
+    assert_true(file_equals(dir, "out_tf32x3.bin", tf32x3, out_bytes));
     assert_true(file_equals(dir, "out_exact.bin", exact, out_bytes));
     assert_true(file_equals(dir, "cu_seqlens_kv.bin", lb.cu_kv, 4 * sizeof(int32_t)));
     root_json = load_meta(meta);
@@ -371,6 +387,7 @@ static void test_dump_writes_tensors_and_meta(void **state) {
     assert_null(json_object_get(files, "v.bin"));
     assert_non_null(json_object_get(files, "cu_seqlens_q.bin"));
     assert_non_null(json_object_get(files, "out_fast.bin"));
+    assert_non_null(json_object_get(files, "out_tf32x3.bin"));
     json_decref(root_json);
     d.outputs_only = 0;
 
@@ -379,6 +396,7 @@ static void test_dump_writes_tensors_and_meta(void **state) {
     assert_non_null(strstr(err, "/proc/no/such/dir"));
     free(exact);
     free(fast);
+    free(tf32x3);
     opp_lb_free(&lb);
 }
 
