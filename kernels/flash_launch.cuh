@@ -20,6 +20,7 @@
 
 #include "kernels/device_cache.h"
 #include "kernels/flash_attention.cuh"
+#include "kernels/hopper_trace.cuh"
 #include "kernels/kernels.h"
 #include "lib/internal/check.h"
 
@@ -222,6 +223,15 @@ static opp_status_t flash_launch_f32(const opp__problem_t *p, const opp__plan_t 
         const unsigned grid = (unsigned)(a.items < cap ? a.items : cap);
         kernel<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(a, rec);
         OPP_CUDA_TRY(cudaGetLastError());
+#if OPP__HOPPER_TRACE
+        /* a development build's trace (the 3xTF32 kernel's events,
+         * kernels/tf32x3_ws.cuh): written at exit to $OPP_HOP_TRACE.f32 */
+        static bool trace_set;
+        if (!trace_set) {
+            trace_set = true;
+            atexit([] { hop_trace_write("f32"); });
+        }
+#endif
     }
     return OPP_STATUS_SUCCESS;
 }

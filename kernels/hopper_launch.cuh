@@ -25,23 +25,9 @@
 #if OPP__HOPPER_TRACE
 /* at exit: the last launch's events to $OPP_HOP_TRACE.d<DB> */
 template <int DB> static void hop_trace_dump(void) {
-    const char *path = getenv("OPP_HOP_TRACE");
-    if (path == NULL) {
-        return;
-    }
-    const size_t n = (size_t)HOP_TRACE_BLOCKS * HOP_TRACE_ROLES * HOP_TRACE_CAP;
-    unsigned long long *h = (unsigned long long *)malloc(n * 8);
-    char name[512];
-    snprintf(name, sizeof name, "%s.d%d", path, DB);
-    FILE *f = fopen(name, "wb");
-    if (h != NULL && f != NULL && cudaDeviceSynchronize() == cudaSuccess &&
-        cudaMemcpyFromSymbol(h, hop_trace_buf, n * 8) == cudaSuccess) {
-        fwrite(h, 8, n, f);
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-    free(h);
+    char tag[16];
+    snprintf(tag, sizeof tag, "d%d", DB);
+    hop_trace_write(tag);
 }
 #endif
 

@@ -19,11 +19,24 @@
 #ifndef OPP__HOPPER_TRACE
 #define OPP__HOPPER_TRACE 0
 #endif
+#if OPP__HOPPER_TRACE
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#endif
 
+/* the buffer's shape: a development build may set other sizes (the 3xTF32
+ * kernel's trace, a block an item: more blocks, fewer events each) */
+#ifndef OPP__HOPPER_TRACE_BLOCKS
+#define OPP__HOPPER_TRACE_BLOCKS 144
+#endif
+#ifndef OPP__HOPPER_TRACE_CAP
+#define OPP__HOPPER_TRACE_CAP 8192
+#endif
 enum {
-    HOP_TRACE_BLOCKS = 144,
+    HOP_TRACE_BLOCKS = OPP__HOPPER_TRACE_BLOCKS,
     HOP_TRACE_ROLES = 4,
-    HOP_TRACE_CAP = 8192,
+    HOP_TRACE_CAP = OPP__HOPPER_TRACE_CAP,
 };
 
 /* events: producer (role 0) */
@@ -51,6 +64,21 @@ enum {
     HT_EPI_LSE = 28, /* epilogue: row sums and LSE done */
     HT_EPI_BAR = 29, /* epilogue: the O tile free (the last store read it), the warps met */
     HT_EPI_ST = 30,  /* epilogue: O / l in shared memory, the warps met again */
+    /* the 3xTF32 kernel (kernels/tf32x3_ws.cuh); role 0 the producer */
+    TT_P_LANDED = 40, /* K_j, V_j landed (arg j) */
+    TT_P_KFREE = 41,  /* K's split stage free (k_empty) */
+    TT_P_KDONE = 42,  /* K_j split, k_full arrived */
+    TT_P_VFREE = 43,  /* V's split stage free (v_empty) */
+    TT_P_VDONE = 44,  /* V_j split, v_full arrived */
+    TT_C_ITEM = 48,   /* consumer: an item (arg: its key blocks) */
+    TT_C_QDONE = 49,  /* its Q split */
+    TT_C_KFULL = 50,  /* K_j split (k_full) */
+    TT_C_SDONE = 51,  /* S_j retired */
+    TT_C_PDONE = 52,  /* softmax and P's split done */
+    TT_C_VFULL = 53,  /* V_j split (v_full) */
+    TT_C_PVDONE = 54, /* P V_j retired */
+    TT_C_REST = 55,   /* the item's blocks past its rows released */
+    TT_C_EPI = 56,    /* O / l stored */
     HT_END = 255,
 };
 
@@ -83,6 +111,29 @@ struct hop_tracer {
         }
     }
 };
+
+/* at exit (host): the last launch's events to $OPP_HOP_TRACE.<tag> (no-op
+ * without the variable); bench/hop_trace.py and bench/tf32x3_trace.py read
+ * them */
+static inline void hop_trace_write(const char *tag) {
+    const char *path = getenv("OPP_HOP_TRACE");
+    if (path == NULL) {
+        return;
+    }
+    const size_t n = (size_t)HOP_TRACE_BLOCKS * HOP_TRACE_ROLES * HOP_TRACE_CAP;
+    unsigned long long *h = (unsigned long long *)malloc(n * 8);
+    char name[512];
+    snprintf(name, sizeof name, "%s.%s", path, tag);
+    FILE *f = fopen(name, "wb");
+    if (h != NULL && f != NULL && cudaDeviceSynchronize() == cudaSuccess &&
+        cudaMemcpyFromSymbol(h, hop_trace_buf, n * 8) == cudaSuccess) {
+        fwrite(h, 8, n, f);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    free(h);
+}
 #else
 struct hop_tracer {
     __device__ __forceinline__ void init(int) {}

@@ -20,7 +20,9 @@
  *     consumers' P V_{j-1}, V_j's under their S = Q K_j^T.
  *   consumers c = 0 .. NC - 1 (warpgroups 1 .. NC): rows 64 c ..
  *     64 c + 63 of the item. Q split into Q_HI(c) / Q_LO(c) once an item
- *     (from global memory); per key block S = Q K_j^T from shared memory
+ *     (from global memory, its eight loads a thread issued before the first
+ *     split: one at a time, they cost about 6400 cycles an item, the
+ *     twenty-eighth session's trace); per key block S = Q K_j^T from shared memory
  *     (then k_empty), softcap, masks, online softmax, P split in registers,
  *     P V_j into fresh accumulators (then v_empty), O = alpha O + P V_j
  *     (kernels/tf32x3_ws_blocks.cuh). Each issues its products when
@@ -35,10 +37,18 @@
  *     % slower; OPP__TF32X3_WS_QREG 1, Q's split fragments in registers so
  *     that S reads only K from shared memory, level; OPP__TF32X3_WS_SACC2 1
  *     (3), S (and P V) in two independent accumulations, level (3 %
- *     slower).
+ *     slower). Twenty-eighth session, with the producer below: OVERLAP 1
+ *     still 7 % slower than NC 3, NC 2 4 %. UDESC (NC 3): S's descriptors
+ *     in uniform registers (tf32x3_ws_config.cuh).
  *   the producer's splits load all of a thread's chunks before the first
  *     split (OPP__TF32X3_WS_SPLIT_BATCH; 1, chunk by chunk, was 4 % slower:
- *     each load's latency waited out alone).
+ *     each load's latency waited out alone), address them from per-thread
+ *     offsets and immediates (tf32x3_split_k / _v), and its loads of whole
+ *     blocks skip the per-copy tests: 914 -> about 500 instructions a key
+ *     block, 4 % faster (H100).
+ *   OPP__HOPPER_TRACE 1 (a development build, kernels/hopper_trace.cuh):
+ *     the producer's and each consumer's thread 0 record the TT_* events;
+ *     bench/tf32x3_trace.py sums them by phase.
  * Registers: ptxas compiles a 384-thread block's threads to at most 168
  * registers, and the consumers without overlap fit (167, no spill); a
  * 512-thread block's (NC 3) to 128, and its consumers need REGS 152 (the
@@ -135,9 +145,22 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
         }
         return false;
     };
+    hop_tracer tr; /* a development build's events (thread 0) */
+    auto ev = [&](int e, int64_t arg) {
+        if (OPP__HOPPER_TRACE && t == 0) {
+            tr.ev(e, arg);
+        }
+    };
+    tr.init(0);
+    if (OPP__HOPPER_TRACE) {
+        ev(HT_START, tf32x3_ws_smid());
+    }
     int64_t w;
     tf32x3_ws_item cur;
     if (!next(blockIdx.x, w, cur)) {
+        if (OPP__HOPPER_TRACE && t == 0) {
+            tr.end();
+        }
         return;
     }
     load(cur, 0, 0);
@@ -160,6 +183,7 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
             flash_cp_async_commit();
             flash_cp_async_wait<1>();
             hop_bar_sync(C::PRODUCER_BAR, 128); /* every copy of block i landed */
+            ev(TT_P_LANDED, j);
             const uint32_t ks = i % C::KSTAGES, kph = (i / C::KSTAGES) & 1u;
             /* the thread index opaque each block: ptxas would otherwise keep
              * the splits' loop-invariant shared offsets in registers (they
@@ -167,15 +191,19 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
             int tt = t;
             asm volatile("" : "+r"(tt));
             hop_mbar_wait(sm.k_empty(ks), kph ^ 1u);
+            ev(TT_P_KFREE, j);
             tf32x3_split_k<C, 128, C::SPLIT_BATCH>(sm.land_k(s), sm.k_hi(ks), sm.k_lo(ks), tt);
             hop_fence_proxy_async(); /* the split's generic writes before the wgmma reads */
             hop_mbar_arrive(sm.k_full(ks));
+            ev(TT_P_KDONE, j);
             const uint32_t vs = i % C::VSTAGES, vph = (i / C::VSTAGES) & 1u;
             hop_mbar_wait(sm.v_empty(vs), vph ^ 1u);
+            ev(TT_P_VFREE, j);
             tf32x3_split_v<C, 128, true, C::SPLIT_BATCH>(sm.land_v(s), sm.v_hi(vs), sm.v_lo(vs),
                                                          tt);
             hop_fence_proxy_async();
             hop_mbar_arrive(sm.v_full(vs));
+            ev(TT_P_VDONE, j);
             hop_bar_sync(C::PRODUCER_BAR, 128); /* landing stage s read: free for block i + 2 */
         }
         if (!more) {
@@ -185,6 +213,9 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
         cur = nxt;
     }
     flash_cp_async_wait<0>();
+    if (OPP__HOPPER_TRACE && t == 0) {
+        tr.end();
+    }
 }
 
 // --- consumers
@@ -212,6 +243,11 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
         hop_bar_arrive(C::TURN_BAR, 256); /* consumer 0 issues first */
     }
     uint32_t i = 0; /* key blocks so far (the producer's count) */
+    hop_tracer tr;  /* a development build's events (thread 0) */
+    tr.init(1 + c);
+    if (OPP__HOPPER_TRACE && ct == 0) {
+        tr.ev(HT_START, tf32x3_ws_smid());
+    }
     for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
         const tf32x3_ws_item x = tf32x3_ws_item_of<C>(a, w);
         if (!x.valid) {
@@ -234,6 +270,9 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
             const int64_t last = (c0 + 64 < x.nrows ? c0 + 64 : x.nrows) - 1;
             nkb_c = (flash_key_end(causal, last / g, lq, lkv) + C::BN - 1) / C::BN;
         }
+        if (ct == 0) {
+            tr.ev(TT_C_ITEM, nkb_c);
+        }
 #pragma unroll
         for (int h = 0; h < 2; ++h) { /* this thread's rows' key ends */
             r.kend[h] = flash_key_end(causal, t0 + (rem0 + 16 * warp + qr + 8 * h) / g, lq, lkv);
@@ -245,26 +284,42 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
         const float *qg = (const float *)a.q.ptr + x.seq.qb + (int64_t)x.hk * g * a.q.head;
         int cq = ct; /* opaque each item: the split's offsets are not kept across items */
         asm volatile("" : "+r"(cq));
-#pragma unroll(C::Q_UNROLL)
-        for (int it = 0; it < 64 * C::CHUNKS / 128; ++it) {
-            const int ci = cq + 128 * it, rr = ci / C::CHUNKS, ch = ci % C::CHUNKS;
-            const int32_t tt = (rem0 + rr) / g, hg = (rem0 + rr) - tt * g;
-            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (c0 + rr < x.nrows && ch * 4 < a.d) {
-                v = __ldg(
-                    (const float4 *)(qg + (t0 + tt) * a.q.row + (int64_t)hg * a.q.head + ch * 4));
+        /* the loads of QB chunks issued before the first is split (the
+         * stores are volatile: without it each load's latency is waited
+         * out alone, about 6400 cycles an item on an H100, the trace) */
+        constexpr int QIT = 64 * C::CHUNKS / 128, QB = C::Q_BATCH;
+        static_assert(QIT % QB == 0, "whole batches");
+#pragma unroll
+        for (int b = 0; b < QIT; b += QB) {
+            float4 v[QB];
+#pragma unroll
+            for (int u = 0; u < QB; ++u) {
+                const int ci = cq + 128 * (b + u), rr = ci / C::CHUNKS, ch = ci % C::CHUNKS;
+                const int32_t tt = opp__fastdiv(rem0 + rr, &a.fd_g), hg = (rem0 + rr) - tt * g;
+                v[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (c0 + rr < x.nrows && ch * 4 < a.d) {
+                    v[u] = __ldg((const float4 *)(qg + (t0 + tt) * a.q.row +
+                                                  (int64_t)hg * a.q.head + ch * 4));
+                }
             }
-            uint32_t h[4], lo[4];
-            tf32x3_split(v.x, h[0], lo[0]);
-            tf32x3_split(v.y, h[1], lo[1]);
-            tf32x3_split(v.z, h[2], lo[2]);
-            tf32x3_split(v.w, h[3], lo[3]);
-            const uint32_t off = tf32x3_swz<C>(rr, ch);
-            tf32x3_st4(sm.q_hi(c) + off, h);
-            tf32x3_st4(sm.q_lo(c) + off, lo);
+#pragma unroll
+            for (int u = 0; u < QB; ++u) {
+                const int ci = cq + 128 * (b + u), rr = ci / C::CHUNKS, ch = ci % C::CHUNKS;
+                uint32_t h[4], lo[4];
+                tf32x3_split(v[u].x, h[0], lo[0]);
+                tf32x3_split(v[u].y, h[1], lo[1]);
+                tf32x3_split(v[u].z, h[2], lo[2]);
+                tf32x3_split(v[u].w, h[3], lo[3]);
+                const uint32_t off = tf32x3_swz<C>(rr, ch);
+                tf32x3_st4(sm.q_hi(c) + off, h);
+                tf32x3_st4(sm.q_lo(c) + off, lo);
+            }
         }
         hop_fence_proxy_async(); /* before the wgmma reads */
         hop_bar_sync(C::Q_BAR + c, 128);
+        if (ct == 0) {
+            tr.ev(TT_C_QDONE, nkb_c);
+        }
 
         r.m[0] = r.m[1] = -INFINITY;
         r.l[0] = r.l[1] = 0.0f;
@@ -275,7 +330,7 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
                 tf32x3_ws_blocks_overlap<C>(a, sm, c, i, nkb_c, r, o);
             }
         } else {
-            tf32x3_ws_blocks<C>(a, sm, c, i, nkb_c, r, o);
+            tf32x3_ws_blocks<C>(a, sm, c, i, nkb_c, r, o, tr);
         }
         /* the item's blocks no row of this consumer's sees, from nkb_c to
          * nkb: release each (after its full barrier, so that the arrivals
@@ -303,11 +358,17 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
             const tf32x3_ws_item y = tf32x3_ws_item_of<C>(a, wy);
             release_rest(y.nkb);
             const uint32_t tidx = tf32x3_ws_tid();
+            if ((tidx & 127) == 0) {
+                tr.ev(TT_C_REST, 0);
+            }
             const int ce = (int)(tidx >> 7) - 1, le = (int)(tidx & 31), we = (int)((tidx >> 5) & 3);
             const int64_t e0 = y.r0 + 64 * ce, et0 = e0 / g;
             tf32x3_store_rows<C>(a, y.seq, y.hk, e0, et0, (int32_t)(e0 - et0 * g), y.nrows, o, r.m,
                                  r.l, a.cap_log2 != 0.0f ? 1.0f : a.scale_log2, we, le >> 2,
                                  le & 3);
+            if ((tidx & 127) == 0) {
+                tr.ev(TT_C_EPI, 0);
+            }
         } else {
             release_rest(x.nkb);
             const tf32x3_ws_item y = tf32x3_ws_item_of<C>(a, w);
@@ -315,6 +376,9 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
             tf32x3_store_rows<C>(a, y.seq, y.hk, e0, et0, (int32_t)(e0 - et0 * g), y.nrows, o, r.m,
                                  r.l, sl, warp, qr, qc);
         }
+    }
+    if (OPP__HOPPER_TRACE && tf32x3_ws_tid() % 128 == 0) {
+        tr.end();
     }
 }
 

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "kernels/softmax_rows.cuh"
+#include "kernels/hopper_trace.cuh"
 #include "kernels/tf32x3_ops.cuh"
 #include "kernels/tf32x3_ws_config.cuh"
 
@@ -182,7 +183,13 @@ __device__ __forceinline__ void tf32x3_ws_q_frags(tf32x3_ws_smem<C> sm, int c, i
 template <class C>
 __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_smem<C> sm, int c,
                                                  uint32_t &i, int32_t nkb_c, tf32x3_ws_rows<C> &r,
-                                                 float (&o)[C::O8][4]) {
+                                                 float (&o)[C::O8][4], hop_tracer &tr) {
+    /* a development build's events (the consumer's thread 0) */
+    auto ev = [&](int e, int32_t j) {
+        if (OPP__HOPPER_TRACE && tf32x3_ws_tid() % 128 == 0) {
+            tr.ev(e, j);
+        }
+    };
     const uint32_t my_turn = C::TURN_BAR + c, their_turn = C::TURN_BAR + (c ^ 1);
     float s[C::N8][4], oj[C::O8][4], alpha[2];
     uint32_t ph[C::N8][4], pl[C::N8][4];
@@ -197,7 +204,9 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
         /* the tiles' addresses opaque each block: ptxas would otherwise
          * keep the 72 loop-invariant wgmma descriptors in registers */
         tf32x3_ws_smem<C> sb = sm;
-        asm volatile("" : "+r"(sb.base));
+        if constexpr (!C::UDESC) {
+            asm volatile("" : "+r"(sb.base));
+        }
         if constexpr (C::LEAN) {
             /* the consumer index read again each block (%tid.x: 1 + c the
              * warpgroup), not kept in a register across the loop */
@@ -205,6 +214,7 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
         }
         const uint32_t ks = i % C::KSTAGES, kpar = (i / C::KSTAGES) & 1u;
         hop_mbar_wait(sb.k_full(ks), kpar);
+        ev(TT_C_KFULL, j);
         if (C::TURNS) {
             hop_bar_sync(my_turn, 256);
         }
@@ -213,7 +223,14 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
         } else if constexpr (C::SACC2 & 1) {
             tf32x3_ws_qk_ss2<C>(s, s2, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
         } else {
-            tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
+            if constexpr (C::UDESC) {
+                hop_uniform_switch<C::NC>((uint32_t)c, [&](auto ci) {
+                    constexpr int CI = (int)decltype(ci)::value;
+                    tf32x3_qk_ss<C>(s, sb.q_hi(CI), sb.q_lo(CI), sb.k_hi(ks), sb.k_lo(ks));
+                });
+            } else {
+                tf32x3_qk_ss<C>(s, sb.q_hi(c), sb.q_lo(c), sb.k_hi(ks), sb.k_lo(ks));
+            }
         }
         if (C::TURNS) {
             hop_bar_arrive(their_turn, 256);
@@ -224,12 +241,15 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
             tf32x3_fence(s2);
         }
         hop_mbar_arrive(sb.k_empty(ks));
+        ev(TT_C_SDONE, j);
         if constexpr (C::SACC2 & 1) {
             tf32x3_ws_sum(s, s2);
         }
         tf32x3_ws_softmax<C>(a, s, r, alpha, j);
         tf32x3_split_p<C>(s, ph, pl);
+        ev(TT_C_PDONE, j);
         hop_mbar_wait(sb.v_full(0), par);
+        ev(TT_C_VFULL, j);
         if (C::TURNS) {
             hop_bar_sync(my_turn, 256);
         }
@@ -249,6 +269,7 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
         tf32x3_fence(ph);
         tf32x3_fence(pl);
         hop_mbar_arrive(sb.v_empty(0));
+        ev(TT_C_PVDONE, j);
         if constexpr (C::SACC2 & 2) {
             tf32x3_ws_sum(oj, oj2);
         }

@@ -60,8 +60,12 @@ template <int DB_> struct tf32x3_ws_cfg {
     static_assert(KSTAGES == 1 || KSTAGES == 2, "one or two K stages");
     static_assert(VSTAGES == (OVERLAP ? 2u : 1u), "kernel_list.h: two V stages with OVERLAP");
     static_assert(!OVERLAP || KSTAGES == 1, "OVERLAP: one K stage (shared memory)");
-    /* the Q split's unrolling: what ptxas allocates without a spill */
-    static constexpr int Q_UNROLL = KSTAGES == 1 ? 8 : 4;
+#ifndef OPP__TF32X3_WS_Q_BATCH
+#define OPP__TF32X3_WS_Q_BATCH 8
+#endif
+    /* the consumers' Q split: chunks (of 8 a thread) loaded before the
+     * first is split */
+    static constexpr int Q_BATCH = OPP__TF32X3_WS_Q_BATCH;
 #ifndef OPP__TF32X3_WS_SPLIT_BATCH
 #define OPP__TF32X3_WS_SPLIT_BATCH (OPP__TF32X3_WS_NC == 3 ? 2 : 8)
 #endif
@@ -82,6 +86,14 @@ template <int DB_> struct tf32x3_ws_cfg {
      * coordinates and item read again after it): three consumers need it
      * to fit 152 registers; two are 3 % slower with it (H100) */
     static constexpr bool LEAN = NC > 2;
+#ifndef OPP__TF32X3_WS_UDESC
+#define OPP__TF32X3_WS_UDESC (OPP__TF32X3_WS_NC == 3)
+#endif
+    /* 1: the serial loop's wgmma descriptors uniform: the consumer index a
+     * compile-time one for S (hop_uniform_switch: NC copies of its issue)
+     * and the tiles' base not made opaque each block, so that ptxas builds
+     * the descriptors in uniform registers (no per-operand R2UR) */
+    static constexpr bool UDESC = OPP__TF32X3_WS_UDESC != 0;
 #ifndef OPP__TF32X3_WS_QREG
 #define OPP__TF32X3_WS_QREG 0
 #endif
@@ -174,13 +186,32 @@ __device__ __forceinline__ uint32_t tf32x3_ws_tid() {
     return t;
 }
 
+/* %smid (the trace's start event: which SM ran the block) */
+__device__ __forceinline__ uint32_t tf32x3_ws_smid() {
+    uint32_t s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return s;
+}
+
 template <class C>
 __device__ __forceinline__ tf32x3_ws_item tf32x3_ws_item_of(const flash_args &a, int64_t w) {
     tf32x3_ws_item t;
     const int64_t per = (int64_t)a.batch * a.hkv;
-    const int64_t mb = a.n_mb - 1 - w / per;
-    const int32_t b = (int32_t)((w % per) / a.hkv);
-    t.hk = (int32_t)(w % a.hkv);
+    /* w = q per + b Hkv + hk: by opp__fastdiv while the items fit 31 bits */
+    int64_t q;
+    int32_t b;
+    if (a.items <= 0x7FFFFFFF) { /* uniform */
+        const int32_t q31 = opp__fastdiv((int32_t)w, &a.fd_per);
+        const int32_t rem = (int32_t)(w - (int64_t)q31 * per);
+        q = q31;
+        b = opp__fastdiv(rem, &a.fd_hkv);
+        t.hk = rem - b * a.hkv;
+    } else {
+        q = w / per;
+        b = (int32_t)((w % per) / a.hkv);
+        t.hk = (int32_t)(w % a.hkv);
+    }
+    const int64_t mb = a.n_mb - 1 - q;
     t.seq = flash_seq_of(a, b);
     t.nrows = (int64_t)t.seq.lq * a.g;
     t.r0 = mb * C::BM;

@@ -13,7 +13,8 @@
 #     fraction of the copy bandwidth), and exits 2 on a missing input;
 #   - sched_model.py's makespans on a two-sequence batch worked by hand;
 #   - hop_trace.py's phases of a one-block, one-item trace written by hand,
-#     and exit 1 on a missing file;
+#     and exit 1 on a missing file; tf32x3_trace.py's on one block, and exit
+#     1 on a file of another shape;
 #   - oppbench --help, --list and a bad --impl (exit 2).
 # Usage (from Bazel): bench_scripts_test.sh <oppbench> <bench/fa2_sweep.py>
 set -u
@@ -52,10 +53,10 @@ has() {
     fi
 }
 
-for f in bench_common.py fa2_sweep.py fa2_accuracy.py compare.py sched_model.py hop_trace.py tf32x3_model.py; do
+for f in bench_common.py fa2_sweep.py fa2_accuracy.py compare.py sched_model.py hop_trace.py tf32x3_model.py tf32x3_trace.py; do
     expect "compile_$f" 0 python3 -c "compile(open('$bench/$f').read(), '$f', 'exec')"
 done
-for f in fa2_sweep.py fa2_accuracy.py compare.py sched_model.py hop_trace.py tf32x3_model.py; do
+for f in fa2_sweep.py fa2_accuracy.py compare.py sched_model.py hop_trace.py tf32x3_model.py tf32x3_trace.py; do
     expect "help_$f" 0 python3 "$bench/$f" --help
     has "help_$f" "usage:"
 done
@@ -219,6 +220,33 @@ has hop_trace "steady steps: 4.000 us a step (1 steps); everything else 10.000 u
 has hop_trace "loader's wait for a claimed item: median 3.000 us, p90 3.000, max 3.000 (2 items)"
 has hop_trace "loader's wait for q_empty after it: median 1.000 us"
 expect hop_trace_missing 1 python3 "$bench/hop_trace.py" "$work/nothing.d128"
+
+# tf32x3_trace.py on one block of 4 roles x 16 events (the TT_* words of
+# kernels/hopper_trace.cuh): the producer lands block 0 at 100 cycles after
+# its start, waits 50 for k_empty, splits K in 200, waits 30 for v_empty,
+# splits V in 400; consumer 0 (one key block) starts its item at 10, has Q
+# at 110, K at 400, S at 1200, P at 1500, V at 1600, P V at 2400, the rest
+# released at 2500, the epilogue at 3000; its SM (7) spans 0 .. 3000.
+expect tf32x3_trace_gen 0 python3 - "$work/t.f32" <<'EOF'
+import struct, sys
+ROLES, CAP = 4, 16
+buf = [0] * (ROLES * CAP)
+def put(role, evs):
+    for k, (e, a, t) in enumerate(evs):
+        buf[role * CAP + k] = (e << 56) | (a << 48) | t
+    buf[role * CAP + len(evs)] = (255 << 56) | len(evs)
+put(0, [(0, 7, 0), (40, 0, 100), (41, 0, 150), (42, 0, 350), (43, 0, 380), (44, 0, 780)])
+put(1, [(0, 7, 0), (48, 1, 10), (49, 1, 110), (50, 0, 400), (51, 0, 1200), (52, 0, 1500),
+        (53, 0, 1600), (54, 0, 2400), (55, 0, 2500), (56, 0, 3000)])
+open(sys.argv[1], "wb").write(struct.pack("<%dQ" % len(buf), *buf))
+EOF
+expect tf32x3_trace 0 python3 "$bench/tf32x3_trace.py" "$work/t.f32" --blocks 1 --cap 16
+has tf32x3_trace "1 traced blocks on 1 SMs"
+has tf32x3_trace "split V                         51.3 %        1 times      400 cycles each"
+has tf32x3_trace "S (issue, queue, product)       26.7 %        1 times      800 cycles each"
+has tf32x3_trace "per-SM span (first event to last, cycles): min 3000, median 3000, max 3000"
+expect tf32x3_trace_size 1 python3 "$bench/tf32x3_trace.py" "$work/t.f32"
+has tf32x3_trace_size "not 640 x 4 x 512"
 
 # oppbench without a GPU: help, lists, strict options.
 expect oppbench_help 0 "$oppbench" --help

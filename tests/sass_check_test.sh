@@ -233,8 +233,12 @@ regs_fit() {
     return 1
 }
 
-# 5. the 3xTF32 kernel of the library (one line: one function)
-ws_want="_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 24 24 0 0"
+# 5. the 3xTF32 kernel of the library (one line: one function); its S
+# issue in three copies, one a consumer (OPP__TF32X3_WS_UDESC: a
+# compile-time consumer index, so that the descriptors are uniform); the
+# A/B objects (two consumers, UDESC off) one
+ws_want="_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 72 24 0 0"
+ab_want="_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 24 24 0 0"
 tf32x3_counts "$tmp/sass.txt" >"$tmp/tf32.txt"
 summary="function, tf32 HGMMA A shared / A registers, other HGMMA, LDL/STL:
 $(cat "$tmp/tf32.txt")"
@@ -249,7 +253,7 @@ $msg"
 if [ "$(cat "$tmp/tf32.txt")" = "$ws_want" ] && [ $fit -eq 1 ]; then
     report OK test_tf32x3_wgmma "$summary"
 else
-    report FAILED test_tf32x3_wgmma "want one tf32x3_ws_kernel (DB 64), 24 + 24 tf32 HGMMA, no other, no local memory, setmaxnreg within the launch registers of 3 consumers and a producer; $summary"
+    report FAILED test_tf32x3_wgmma "want one tf32x3_ws_kernel (DB 64), 3 x 24 + 24 tf32 HGMMA, no other, no local memory, setmaxnreg within the launch registers of 3 consumers and a producer; $summary"
     status=1
 fi
 
@@ -257,10 +261,10 @@ fi
 summary="object: function, tf32 HGMMA A shared / A registers, other HGMMA, LDL/STL:"
 ok=1
 for spec in "$one_wg|_Z23tf32x3_attention_kernelI10tf32x3_cfgILi64 0 48 0 0" \
-    "$ws_k2|$ws_want" "$ws_turns|$ws_want" \
+    "$ws_k2|$ab_want" "$ws_turns|$ab_want" \
     "$ws_overlap|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 48 48 0 0|gsb0, 0x1" \
-    "$ws_qreg|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 0 48 0 0" "$ws_sacc2|$ws_want" \
-    "$ws_nc2|$ws_want"; do
+    "$ws_qreg|_Z16tf32x3_ws_kernelI13tf32x3_ws_cfgILi64 0 48 0 0" "$ws_sacc2|$ab_want" \
+    "$ws_nc2|$ab_want"; do
     # OBJECT|COUNTS[|WAIT]
     IFS='|' read -r a want wait <<<"$spec"
     if [ -z "$a" ] || [ ! -s "$a" ]; then
