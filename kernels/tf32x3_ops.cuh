@@ -89,6 +89,11 @@ __device__ __forceinline__ void tf32x3_st4(uint32_t addr, const uint32_t (&v)[4]
     hop_st_shared_v4(addr, (int32_t)v[0], (int32_t)v[1], (int32_t)v[2], (int32_t)v[3]);
 }
 
+/* Stores v at shared address addr. */
+__device__ __forceinline__ void tf32x3_st1(uint32_t addr, uint32_t v) {
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+
 __device__ __forceinline__ float tf32x3_ld32(uint32_t addr) {
     float v;
     asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
@@ -191,6 +196,60 @@ __device__ __forceinline__ void tf32x3_split_v(uint32_t src, uint32_t hi, uint32
             }
             tf32x3_st4(hi + off, h);
             tf32x3_st4(lo + off, l);
+        }
+    }
+}
+
+/* tf32x3_split_v's result (the same tiles, the same bits) from a swizzled
+ * [64][DB] source tile, by scatter: thread t takes key t % BN and
+ * 16-byte source chunks (4 d) t / BN + (NT / BN) it, one vector load each,
+ * and stores each element's hi and lo alone. Two loads a chunk of four
+ * fewer than tf32x3_split_v's four (the loads wait, the stores do not),
+ * twice its stores; a warp's 32 keys store to 32 banks (a key's position
+ * and chunk in its transposed row make bank 4 ((c & 7) ^ (d & 7)) + pos,
+ * one per key), its loads take 8 keys a phase, conflict-free. BATCH:
+ * chunks loaded before the first is split. */
+template <class C, int NT, int BATCH = 1>
+__device__ __forceinline__ void tf32x3_split_v_scatter(uint32_t src, uint32_t hi, uint32_t lo,
+                                                       int t) {
+    constexpr int QSTEP = NT / C::BN, IT = (C::DB / 4) / QSTEP;
+    static_assert(NT % C::BN == 0 && (C::DB / 4) % QSTEP == 0 && IT % BATCH == 0,
+                  "whole chunks per thread");
+    static_assert(QSTEP == 2, "two threads a key: chunk parity fixed a thread");
+    const uint32_t ut = (uint32_t)t;
+    __builtin_assume(ut < (uint32_t)NT);
+    const uint32_t key = ut % C::BN, e = ut / C::BN; /* e: the chunks' parity (0, 1) */
+    /* source chunk q = e + 2 it: (q >> 3) PANEL + key 128 + (((q & 7) ^ (key & 7)) << 4) */
+    const uint32_t s0 = src + key * 128u, sx = (e ^ (key & 7u)) << 4;
+    /* destination of element (d = 4 q + i, key): chunk c = 2 (key / 8) + key % 2,
+     * position (key % 8) / 2; d % 8 = 4 e + i whatever it */
+    const uint32_t c = 2u * (key >> 3) + (key & 1u), pos = (key & 7u) >> 1;
+    uint32_t da[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const uint32_t d = 4u * e + (uint32_t)i; /* d of it 0 (d % 8 the same after) */
+        da[i] = (c >> 3) * C::PANEL + d * 128u + (((c & 7u) ^ d) << 4) + pos * 4u;
+    }
+#pragma unroll
+    for (int b = 0; b < IT; b += BATCH) {
+        int4 x[BATCH];
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            const uint32_t q2 = 2u * (uint32_t)(b + u); /* q - e */
+            x[u] = hop_ld_shared_v4(s0 + ((q2 >> 3) * C::PANEL) + (sx ^ ((q2 & 6u) << 4)));
+        }
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            const uint32_t step = (uint32_t)(b + u) * 8u * 128u; /* d += 8 an it */
+            const float v[4] = {__int_as_float(x[u].x), __int_as_float(x[u].y),
+                                __int_as_float(x[u].z), __int_as_float(x[u].w)};
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                uint32_t h, l;
+                tf32x3_split(v[i], h, l);
+                tf32x3_st1(hi + da[i] + step, h);
+                tf32x3_st1(lo + da[i] + step, l);
+            }
         }
     }
 }

@@ -199,8 +199,13 @@ __device__ __forceinline__ void tf32x3_ws_produce(const flash_args &a, tf32x3_ws
             const uint32_t vs = i % C::VSTAGES, vph = (i / C::VSTAGES) & 1u;
             hop_mbar_wait(sm.v_empty(vs), vph ^ 1u);
             ev(TT_P_VFREE, j);
-            tf32x3_split_v<C, 128, true, C::SPLIT_BATCH>(sm.land_v(s), sm.v_hi(vs), sm.v_lo(vs),
-                                                         tt);
+            if constexpr (C::VSCATTER) {
+                tf32x3_split_v_scatter<C, 128, C::VSPLIT_BATCH>(sm.land_v(s), sm.v_hi(vs),
+                                                                sm.v_lo(vs), tt);
+            } else {
+                tf32x3_split_v<C, 128, true, C::VSPLIT_BATCH>(sm.land_v(s), sm.v_hi(vs),
+                                                              sm.v_lo(vs), tt);
+            }
             hop_fence_proxy_async();
             hop_mbar_arrive(sm.v_full(vs));
             ev(TT_P_VDONE, j);

@@ -73,6 +73,20 @@ template <int DB_> struct tf32x3_ws_cfg {
      * all of a thread's; 1 waits out each load alone; 2 by default at NC
      * 3, whose producer has 56 registers) */
     static constexpr int SPLIT_BATCH = OPP__TF32X3_WS_SPLIT_BATCH;
+#ifndef OPP__TF32X3_WS_VSPLIT_BATCH
+#define OPP__TF32X3_WS_VSPLIT_BATCH (OPP__TF32X3_WS_NC == 3 ? 4 : OPP__TF32X3_WS_SPLIT_BATCH)
+#endif
+    /* V's split-transpose alone: 4 at NC 3 (8 spills in 56 registers) */
+    static constexpr int VSPLIT_BATCH = OPP__TF32X3_WS_VSPLIT_BATCH;
+#ifndef OPP__TF32X3_WS_VSCATTER
+#define OPP__TF32X3_WS_VSCATTER 1
+#endif
+    /* 1 (default): V's split-transpose by tf32x3_split_v_scatter (a vector
+     * load a chunk of four d, a store an element); 0: tf32x3_split_v (four
+     * scalar loads a chunk of four keys, vector stores). The same tiles;
+     * on an H100 (call Y) prefill_f32 1.5 % faster at NC 3 with 4 a batch
+     * (80.0 TFLOP/s against 78.9; 0: 79.1 at batch 4, 78.9 at 2) */
+    static constexpr bool VSCATTER = OPP__TF32X3_WS_VSCATTER != 0;
 #ifndef OPP__TF32X3_WS_TURNS
 #define OPP__TF32X3_WS_TURNS 0
 #endif
