@@ -20,9 +20,10 @@
  *     consumers' P V_{j-1}, V_j's under their S = Q K_j^T.
  *   consumers c = 0 .. NC - 1 (warpgroups 1 .. NC): rows 64 c ..
  *     64 c + 63 of the item. Q split into Q_HI(c) / Q_LO(c) once an item
- *     (from global memory, its eight loads a thread issued before the first
- *     split: one at a time, they cost about 6400 cycles an item, the
- *     twenty-eighth session's trace); per key block S = Q K_j^T from shared memory
+ *     (from global memory, its eight loads a thread issued before the
+ *     item's key ends are worked out and the first split: one at a time,
+ *     they cost about 6400 cycles an item, the twenty-eighth session's
+ *     trace); per key block S = Q K_j^T from shared memory
  *     (then k_empty), softcap, masks, online softmax, P split in registers,
  *     P V_j into fresh accumulators (then v_empty), O = alpha O + P V_j
  *     (kernels/tf32x3_ws_blocks.cuh). Each issues its products when
@@ -260,8 +261,29 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
         }
         const int32_t lq = x.seq.lq, lkv = x.seq.lkv;
         const int64_t c0 = x.r0 + 64 * c; /* this consumer's first row */
-        const int64_t t0 = c0 / g;
+        const int64_t t0 = c0 <= 0x7FFFFFFF ? (int64_t)opp__fastdiv((int32_t)c0, &a.fd_g) : c0 / g;
         const int32_t rem0 = (int32_t)(c0 - t0 * g);
+        /* Q rows c0 .. c0 + 63, 16-byte chunk i = ct + 128 it of row i /
+         * CHUNKS (rows past the sequence, columns past D: zeros): every load
+         * issued first, under the item's key ends below (one at a time, the
+         * loads cost about 6400 cycles an item on an H100, the trace), then
+         * split into Q_HI(c) / Q_LO(c). The consumer's previous products
+         * have retired. */
+        const float *qg = (const float *)a.q.ptr + x.seq.qb + (int64_t)x.hk * g * a.q.head;
+        int cq = ct; /* opaque each item: the split's offsets are not kept across items */
+        asm volatile("" : "+r"(cq));
+        constexpr int QIT = 64 * C::CHUNKS / 128;
+        float4 v[QIT];
+#pragma unroll
+        for (int u = 0; u < QIT; ++u) {
+            const int ci = cq + 128 * u, rr = ci / C::CHUNKS, ch = ci % C::CHUNKS;
+            const int32_t tt = opp__fastdiv(rem0 + rr, &a.fd_g), hg = (rem0 + rr) - tt * g;
+            v[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (c0 + rr < x.nrows && ch * 4 < a.d) {
+                v[u] = __ldg(
+                    (const float4 *)(qg + (t0 + tt) * a.q.row + (int64_t)hg * a.q.head + ch * 4));
+            }
+        }
         /* the keys every row of this consumer's sees; the key blocks any
          * of them sees (the item's nkb counts the last consumer's last row:
          * the others skip the blocks past their own, causal, and a consumer
@@ -282,43 +304,17 @@ __device__ __forceinline__ void tf32x3_ws_consume(const flash_args &a, tf32x3_ws
         for (int h = 0; h < 2; ++h) { /* this thread's rows' key ends */
             r.kend[h] = flash_key_end(causal, t0 + (rem0 + 16 * warp + qr + 8 * h) / g, lq, lkv);
         }
-
-        /* Q rows c0 .. c0 + 63 -> Q_HI(c) / Q_LO(c), split: 16-byte chunk
-         * i = ct + 128 it, row i / CHUNKS; rows past the sequence, columns
-         * past D: zeros. The consumer's previous products have retired. */
-        const float *qg = (const float *)a.q.ptr + x.seq.qb + (int64_t)x.hk * g * a.q.head;
-        int cq = ct; /* opaque each item: the split's offsets are not kept across items */
-        asm volatile("" : "+r"(cq));
-        /* the loads of QB chunks issued before the first is split (the
-         * stores are volatile: without it each load's latency is waited
-         * out alone, about 6400 cycles an item on an H100, the trace) */
-        constexpr int QIT = 64 * C::CHUNKS / 128, QB = C::Q_BATCH;
-        static_assert(QIT % QB == 0, "whole batches");
 #pragma unroll
-        for (int b = 0; b < QIT; b += QB) {
-            float4 v[QB];
-#pragma unroll
-            for (int u = 0; u < QB; ++u) {
-                const int ci = cq + 128 * (b + u), rr = ci / C::CHUNKS, ch = ci % C::CHUNKS;
-                const int32_t tt = opp__fastdiv(rem0 + rr, &a.fd_g), hg = (rem0 + rr) - tt * g;
-                v[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (c0 + rr < x.nrows && ch * 4 < a.d) {
-                    v[u] = __ldg((const float4 *)(qg + (t0 + tt) * a.q.row +
-                                                  (int64_t)hg * a.q.head + ch * 4));
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < QB; ++u) {
-                const int ci = cq + 128 * (b + u), rr = ci / C::CHUNKS, ch = ci % C::CHUNKS;
-                uint32_t h[4], lo[4];
-                tf32x3_split(v[u].x, h[0], lo[0]);
-                tf32x3_split(v[u].y, h[1], lo[1]);
-                tf32x3_split(v[u].z, h[2], lo[2]);
-                tf32x3_split(v[u].w, h[3], lo[3]);
-                const uint32_t off = tf32x3_swz<C>(rr, ch);
-                tf32x3_st4(sm.q_hi(c) + off, h);
-                tf32x3_st4(sm.q_lo(c) + off, lo);
-            }
+        for (int u = 0; u < QIT; ++u) {
+            const int ci = cq + 128 * u, rr = ci / C::CHUNKS, ch = ci % C::CHUNKS;
+            uint32_t h[4], lo[4];
+            tf32x3_split(v[u].x, h[0], lo[0]);
+            tf32x3_split(v[u].y, h[1], lo[1]);
+            tf32x3_split(v[u].z, h[2], lo[2]);
+            tf32x3_split(v[u].w, h[3], lo[3]);
+            const uint32_t off = tf32x3_swz<C>(rr, ch);
+            tf32x3_st4(sm.q_hi(c) + off, h);
+            tf32x3_st4(sm.q_lo(c) + off, lo);
         }
         hop_fence_proxy_async(); /* before the wgmma reads */
         hop_bar_sync(C::Q_BAR + c, 128);

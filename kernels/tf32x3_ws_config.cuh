@@ -60,12 +60,6 @@ template <int DB_> struct tf32x3_ws_cfg {
     static_assert(KSTAGES == 1 || KSTAGES == 2, "one or two K stages");
     static_assert(VSTAGES == (OVERLAP ? 2u : 1u), "kernel_list.h: two V stages with OVERLAP");
     static_assert(!OVERLAP || KSTAGES == 1, "OVERLAP: one K stage (shared memory)");
-#ifndef OPP__TF32X3_WS_Q_BATCH
-#define OPP__TF32X3_WS_Q_BATCH 8
-#endif
-    /* the consumers' Q split: chunks (of 8 a thread) loaded before the
-     * first is split */
-    static constexpr int Q_BATCH = OPP__TF32X3_WS_Q_BATCH;
 #ifndef OPP__TF32X3_WS_SPLIT_BATCH
 #define OPP__TF32X3_WS_SPLIT_BATCH (OPP__TF32X3_WS_NC == 3 ? 2 : 8)
 #endif
