@@ -34,8 +34,8 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "kernels/softmax_rows.cuh"
 #include "kernels/hopper_trace.cuh"
+#include "kernels/softmax_rows.cuh"
 #include "kernels/tf32x3_ops.cuh"
 #include "kernels/tf32x3_ws_config.cuh"
 
@@ -202,7 +202,8 @@ __device__ __forceinline__ void tf32x3_ws_blocks(const flash_args &a, tf32x3_ws_
     for (int32_t j = 0; j < nkb_c; ++j, ++i) {
         const uint32_t par = i & 1u;
         /* the tiles' addresses opaque each block: ptxas would otherwise
-         * keep the 72 loop-invariant wgmma descriptors in registers */
+         * keep the 72 loop-invariant wgmma descriptors in registers (UDESC:
+         * not made opaque, the descriptors are built in uniform registers) */
         tf32x3_ws_smem<C> sb = sm;
         if constexpr (!C::UDESC) {
             asm volatile("" : "+r"(sb.base));
