@@ -13,6 +13,13 @@
 #     one that should have it and lacks it fails the run;
 #   - --ncu: per build, each kernel's launches, median duration and DRAM
 #     throughput from ncu's CSV (a fake ncu on PATH writes it);
+#   - --impl tf32x3: the --only runs (and ncu's) get --impl tf32x3 (the
+#     sweeps none), the table holds the TF32X3 medians (the fake also prints
+#     a FAST line, which must stay out) and the sweeps' FAST ones, --same-bits
+#     compares out_tf32x3.bin (the fake writes out_fast.bin with other
+#     contents), --tests runs each build's tf32x3_gpu_test and not its
+#     fast_gpu_test, ncu's kernel regex takes tf32x3_ws_kernel; --impl bogus
+#     is refused;
 #   - --help, and the errors (exit 2 and the message) of a missing --only, a
 #     bad --rounds, an unknown option and a missing --workloads file; and of
 #     tools/gpu_stage.sh's bad --ab / --ab-bench / --ab-portable / --tests
@@ -57,25 +64,38 @@ cp "$unpack_src" "$S/unpack.sh"
 echo '{"version": 1, "workloads": []}' >"$S/bench/workloads.json"
 printf 'staged now\ncommit 0123456789abcdef\n' >"$S/STAGE_INFO.txt"
 echo fedcba9876543210 >"$S/ab/alt/COMMIT"
-# fake_oppbench MS VALIDATED: writes the fake binary's script to stdout
+# fake MS VALIDATED [RC [FAST_BITS [TF32X3_MS [TF32X3_BITS]]]]: writes the
+# fake binary's script to stdout. Its JSON lines name the --only value as
+# the workload (default w1); with --impl tf32x3 it prints a tf32x3 line of
+# TF32X3_MS besides the FAST one, and --dump-outputs writes out_tf32x3.bin
+# (TF32X3_BITS) besides out_fast.bin (FAST_BITS)
 fake() {
     cat <<EOF
 #!/bin/bash
 echo "\$*" >>"$T/args.txt"
-json="" dump=""
+json="" dump="" impl=fast only=w1
 while [ \$# -gt 0 ]; do
     [ "\$1" = --json ] && json=\$2
     [ "\$1" = --dump-outputs ] && dump=\$2
+    [ "\$1" = --impl ] && impl=\$2
+    [ "\$1" = --only ] && only=\$2
     shift
 done
 if [ -n "\$dump" ]; then
     mkdir -p "\$dump/w1"
     echo "${4:-same}" >"\$dump/w1/out_fast.bin"
+    if [ "\$impl" = tf32x3 ]; then
+        echo "${6:-same32}" >"\$dump/w1/out_tf32x3.bin"
+    fi
 fi
 echo "\$(basename "\$(dirname "\$0")")" >>"$T/order.txt"
-line='{"workload":"w1","impl":"fast","median_ms":$1,"validated":$2}'
-echo "\$line"
-[ -n "\$json" ] && echo "\$line" >>"\$json"
+lines='{"workload":"'"\$only"'","impl":"fast","median_ms":$1,"validated":$2}'
+if [ "\$impl" = tf32x3 ]; then
+    lines="\$lines
+{\"workload\":\"\$only\",\"impl\":\"tf32x3\",\"median_ms\":${5:-2.0},\"validated\":$2}"
+fi
+echo "\$lines"
+[ -n "\$json" ] && echo "\$lines" >>"\$json"
 exit ${3:-0}
 EOF
 }
@@ -199,6 +219,97 @@ OUT=$T/out10 bash "$S/ab.sh" --only w1 --rounds 1 --tests >/dev/null 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "exit $rc with an ab build lacking its fast_gpu_test, expected 1"
 
+# --impl tf32x3: the --only runs time TF32X3 (the fake's FAST line stays out
+# of the table), the sweeps FAST (no --impl of their own)
+grep -q -- '--only w1 --impl fast ' "$T/args.txt" || fail "no --impl fast by default: $(cat "$T/args.txt")"
+fake 1.0 true 0 bitsA 2.0 bits32 >"$S/oppbench"
+fake 1.5 true 0 bitsB 2.5 bits32 >"$S/ab/alt/oppbench"
+rm -f "$T/args.txt"
+OUT=$T/out11 bash "$S/ab.sh" --impl tf32x3 --only w1 --sweep-only sweep_x --rounds 2 \
+    >"$T/stdout11.txt" 2>&1 || fail "--impl tf32x3 failed: $(cat "$T/stdout11.txt")"
+n=$(grep -c -- '^--workloads .* --only w1 --impl tf32x3 --reps 20 --json ' "$T/args.txt")
+[ "$n" -eq 4 ] || fail "--impl tf32x3: $n runs with --impl tf32x3 (4 expected): $(cat "$T/args.txt")"
+grep -q -- '--impl fast' "$T/args.txt" && fail "--impl tf32x3: a run got --impl fast: $(cat "$T/args.txt")"
+[ "$(grep -c -- '^--sweep --only sweep_x --reps 20 --json ' "$T/args.txt")" -eq 4 ] ||
+    fail "--impl tf32x3: the sweep runs: $(cat "$T/args.txt")"
+grep -q '^| w1 | 2.0000 2.0000 | 2.5000 2.5000 | 1.250 |$' "$T/out11/ab.txt" ||
+    fail "--impl tf32x3: wrong w1 row: $(cat "$T/out11/ab.txt")"
+grep -q '^| sweep_x | 1.0000 1.0000 | 1.5000 1.5000 | 1.500 |$' "$T/out11/ab.txt" ||
+    fail "--impl tf32x3: wrong sweep row: $(cat "$T/out11/ab.txt")"
+grep -q 'median ms of TF32X3' "$T/stdout11.txt" || fail "--impl tf32x3: the table's caption"
+# --same-bits compares out_tf32x3.bin: same TF32X3 bits group, whatever FAST's
+OUT=$T/out12 bash "$S/ab.sh" --impl tf32x3 --only w1 --rounds 1 --same-bits >/dev/null 2>&1 ||
+    fail "--impl tf32x3 --same-bits failed: $(cat "$T/out12/ab.log")"
+grep -q '^  w1: \[this alt\]$' "$T/out12/ab.txt" ||
+    fail "--impl tf32x3: same out_tf32x3.bin not grouped: $(cat "$T/out12/ab.txt")"
+grep -q '^same bits (TF32X3 outputs, out_tf32x3.bin, ' "$T/out12/ab.txt" ||
+    fail "--impl tf32x3: ab.txt does not name out_tf32x3.bin: $(cat "$T/out12/ab.txt")"
+fake 1.0 true 0 bitsA 2.0 bits32 >"$S/oppbench"
+fake 1.5 true 0 bitsA 2.5 other32 >"$S/ab/alt/oppbench"
+OUT=$T/out13 bash "$S/ab.sh" --impl tf32x3 --only w1 --rounds 1 --same-bits >/dev/null 2>&1
+grep -q '^  w1: \[this\] \[alt\]$' "$T/out13/ab.txt" ||
+    fail "--impl tf32x3: different out_tf32x3.bin grouped: $(cat "$T/out13/ab.txt")"
+# --tests runs tf32x3_gpu_test (staged compressed: ab.sh unpacks it), not
+# fast_gpu_test; stage/'s own tests/tf32x3_gpu_test.xz is unpacked, its
+# fast_gpu_test.xz left alone (and the reverse by default)
+fake_test() { # fake_test NAME: a CMocka-like test binary that logs its run
+    printf '#!/bin/bash\necho %s >>"%s"\necho "[  PASSED  ] 3 test(s)."\n' "$1" "$T/tests.txt"
+}
+fake_test fast_gpu_test >"$S/ab/alt/fast_gpu_test"
+fake_test tf32x3_gpu_test >"$S/ab/alt/tf32x3_gpu_test"
+fake_test this_fast >"$S/tests/fast_gpu_test"
+fake_test this_tf32x3 >"$S/tests/tf32x3_gpu_test"
+chmod +x "$S/ab/alt/fast_gpu_test" "$S/ab/alt/tf32x3_gpu_test" "$S/tests/fast_gpu_test" \
+    "$S/tests/tf32x3_gpu_test"
+xz -f "$S/ab/alt/tf32x3_gpu_test" "$S/tests/fast_gpu_test" "$S/tests/tf32x3_gpu_test" || fail "xz"
+rm -f "$T/tests.txt"
+OUT=$T/out14 bash "$S/ab.sh" --impl tf32x3 --only w1 --rounds 1 --tests >/dev/null 2>&1 ||
+    fail "--impl tf32x3 --tests failed: $(cat "$T/out14/ab.txt")"
+[ "$(cat "$T/tests.txt" 2>/dev/null)" = tf32x3_gpu_test ] ||
+    fail "--impl tf32x3 --tests ran [$(cat "$T/tests.txt" 2>/dev/null)], expected tf32x3_gpu_test"
+grep -q '^ab: alt tf32x3_gpu_test: \[  PASSED  \] 3 test(s)\. $' "$T/out14/ab.txt" ||
+    fail "--impl tf32x3 --tests: no totals in ab.txt: $(cat "$T/out14/ab.txt")"
+if [ ! -x "$S/tests/tf32x3_gpu_test" ] || [ -e "$S/tests/fast_gpu_test" ]; then
+    fail "--impl tf32x3: stage/tests/tf32x3_gpu_test.xz not unpacked, or fast_gpu_test.xz unpacked"
+fi
+OUT=$T/out14b bash "$S/ab.sh" --only w1 --rounds 1 >/dev/null 2>&1
+[ -x "$S/tests/fast_gpu_test" ] || fail "default: stage/tests/fast_gpu_test.xz not unpacked"
+# ... and a build without its tf32x3_gpu_test fails, naming it
+rm -f "$S/ab/alt/tf32x3_gpu_test" "$S/ab/alt/tf32x3_gpu_test.xz"
+OUT=$T/out15 bash "$S/ab.sh" --impl tf32x3 --only w1 --rounds 1 --tests >/dev/null 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "exit $rc with an ab build lacking its tf32x3_gpu_test, expected 1"
+grep -q '^ab: alt: no tf32x3_gpu_test staged' "$T/out15/ab.txt" ||
+    fail "--impl tf32x3: the missing tf32x3_gpu_test not named: $(cat "$T/out15/ab.txt")"
+rm -f "$S/ab/alt/fast_gpu_test"
+# --ncu runs --impl tf32x3, and its kernel regex takes the TF32X3 kernel
+cat >"$T/bin/ncu" <<EOF
+#!/bin/bash
+echo "\$*" >>"$T/ncu_args.txt"
+log=""
+while [ \$# -gt 0 ]; do
+    [ "\$1" = --log-file ] && log=\$2
+    shift
+done
+cp "$T/ncu.csv" "\$log"
+EOF
+{
+    echo "$h"
+    echo '"","","","%","nsecond"'
+    echo '"0","tf32x3_ws_kernel","(384, 1, 1)","40.0","500000"'
+} >"$T/ncu.csv"
+PATH=$T/bin:$PATH OUT=$T/out16 bash "$S/ab.sh" --impl tf32x3 --only w1 --rounds 1 --ncu w1 \
+    >/dev/null 2>&1 || fail "--impl tf32x3 --ncu failed: $(cat "$T/out16/ab.log")"
+[ "$(grep -c -- ' --only w1 --impl tf32x3 --reps 2 --warmup 0$' "$T/ncu_args.txt")" -eq 2 ] ||
+    fail "--impl tf32x3 --ncu: ncu's oppbench runs: $(cat "$T/ncu_args.txt")"
+re=$(sed -n 's/.*--kernel-name regex:\([^ ]*\) .*/\1/p' "$T/ncu_args.txt" | head -1)
+for k in tf32x3_ws_kernel varlen_guard_kernel hopper_attention_kernel flash_decode_kernel \
+    ffma_attention_kernel; do
+    echo "$k" | grep -q -E "^($re)" || fail "ncu's kernel regex [$re] misses $k"
+done
+[ "$(grep -c '^  tf32x3_ws_kernel  *1 launches, median     500.0 us, DRAM  40.0 % of peak$' \
+    "$T/out16/ab.txt")" -eq 2 ] || fail "--impl tf32x3 --ncu: no TF32X3 lines: $(cat "$T/out16/ab.txt")"
+
 # --help and argument errors
 bash "$S/ab.sh" --help | grep -q 'A/B of builds' || fail "--help"
 # each bad argument: exit 2 and the message naming it
@@ -213,6 +324,7 @@ check_err() { # check_err WANT_MESSAGE CMD...
 check_err "--only, --decode-only or --sweep-only is required" env OUT="$T/out4" bash "$S/ab.sh"
 check_err "--rounds 0: a positive count" env OUT="$T/out4" bash "$S/ab.sh" --only w1 --rounds 0
 check_err "unknown option --frobnicate" env OUT="$T/out4" bash "$S/ab.sh" --only w1 --frobnicate
+check_err "--impl bogus: fast or tf32x3" env OUT="$T/out4" bash "$S/ab.sh" --only w1 --impl bogus
 check_err "--workloads $T/none.json: no such file" env OUT="$T/out4" bash "$S/ab.sh" --only w1 \
     --workloads "$T/none.json"
 # tools/gpu_stage.sh's --ab / --ab-bench arguments (refused before anything is built)

@@ -8,30 +8,38 @@
 #   bash stage/ab.sh --only W1,W2[,..]  the workloads of --workloads (default
 #                                       stage/bench/workloads.json; also e.g.
 #                                       stage/bench/decode_probes.json)
-#   options: --workloads FILE; --rounds N (turns, default 2); --decode-only
+#   options: --workloads FILE; --rounds N (turns, default 2); --impl NAME
+#   (the implementation the --only runs time, validate and tabulate, and
+#   that --same-bits, --tests and --ncu use: fast, the default, or tf32x3,
+#   oppbench's opt-in TF32X3 kernel - f32 with D <= 64 on 9.0; the sweeps
+#   below time FAST whatever NAME is); --decode-only
 #   C1,C2 (also decode-sweep cases, oppbench --decode-sweep --only);
 #   --sweep-only C1,C2 (also length-sweep cases, oppbench --sweep --only,
 #   e.g. sweep_d64_causal_L4096); --tests
-#   (first each staged build's fast_gpu_test: the L4 batch invariance and
-#   accuracy of that build; stage/'s own tests are run_all.sh's; a build
-#   staged by --ab-bench has none, and says so); --reps N
-#   (oppbench --reps, default 20); --same-bits (each build's last turn
-#   also writes its FAST outputs, oppbench --dump-outputs, and ab.txt
-#   says, per workload, which builds' FAST outputs are byte-identical - a
+#   (first each staged build's fast_gpu_test - with --impl tf32x3 its
+#   tf32x3_gpu_test, staged by gpu_stage.sh --ab-tests tf32x3_gpu_test: the
+#   L4 batch invariance and accuracy of that build; stage/'s own tests are
+#   run_all.sh's; a build staged by --ab-bench has none, and says so);
+#   --reps N (oppbench --reps, default 20); --same-bits (each build's last
+#   turn also writes its FAST outputs, oppbench --dump-outputs, and ab.txt
+#   says, per workload, which builds' FAST outputs (out_fast.bin; with
+#   --impl tf32x3 the TF32X3 ones, out_tf32x3.bin) are byte-identical - a
 #   change meant to leave the arithmetic alone must group with the tree's;
 #   oppbench's inputs depend only on the workload name and --seed, so every
 #   build gets the same ones); --anchors (torch_anchors.py on --only
 #   afterwards: FA2 varlen in the same command); --ncu NAME (last, per
-#   build: ncu on workload NAME of --workloads, the library's kernels only -
-#   guard, Hopper, flash, decode, combine, FFMA - each kernel's launches,
-#   median duration and DRAM throughput into ab.txt; ncu runs the kernels
+#   build: ncu on workload NAME of --workloads with --impl's implementation,
+#   the library's kernels only - guard, Hopper, flash, decode, combine,
+#   FFMA, TF32X3 - each kernel's launches, median duration and DRAM
+#   throughput into ab.txt; ncu runs the kernels
 #   one at a time (no overlap, no programmatic launch), clocks free and no
 #   cache flush of its own - oppbench flushes L2 before each timed run, as
 #   in the timing - so the durations add up to more than a timed run's);
 #   --timeout S (per binary, default 120)
 #
 # Every oppbench run validates FAST against EXACT before it times (--impl
-# fast: EXACT and cuBLAS run once for the check). Output: into $OUT (else
+# fast: EXACT and cuBLAS run once for the check; with --impl tf32x3 the
+# --only runs validate and time TF32X3 so). Output: into $OUT (else
 # stage/logs/) two files, ab.log (every binary's output) and ab.txt (the
 # table: per workload the median ms of each build in each turn, then each
 # build's median over the turns against the first build's); the table also
@@ -50,7 +58,7 @@ ROOT=$(dirname "$STAGE")
 cd "$ROOT" || exit 2
 
 wl=$STAGE/bench/workloads.json only="" rounds=2 decode_only="" sweep_only="" tests=0 reps=20
-anchors=0 ncu_w="" same_bits=0
+anchors=0 ncu_w="" same_bits=0 impl=fast
 per_bin_timeout=120
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -64,6 +72,7 @@ while [ $# -gt 0 ]; do
     --anchors) anchors=1 ;;
     --same-bits) same_bits=1 ;;
     --ncu) ncu_w=${2:?--ncu needs a workload name}; shift ;;
+    --impl) impl=${2:?--impl needs fast or tf32x3}; shift ;;
     --timeout) per_bin_timeout=${2:?--timeout needs seconds}; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ab: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -76,24 +85,30 @@ done
 }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ab: --rounds $rounds: a positive count" >&2; exit 2; }
 [ -f "$wl" ] || { echo "ab: --workloads $wl: no such file" >&2; exit 2; }
+case $impl in
+fast) IMPL=FAST ;;
+tf32x3) IMPL=TF32X3 ;;
+*) echo "ab: --impl $impl: fast or tf32x3" >&2; exit 2 ;;
+esac
+tname=${impl}_gpu_test # --tests: the test binary of each build
 
 # unpack what gpu_stage.sh compressed (stage/unpack.sh, from tools/gpu_unpack.sh)
 # shellcheck source=gpu_unpack.sh
 . "$STAGE/unpack.sh" || exit 2
-# builds: name, oppbench, fast_gpu_test, commit
-names=(this) benches=("$STAGE/oppbench") testbins=("$STAGE/tests/fast_gpu_test")
+# builds: name, oppbench, $tname (fast_gpu_test or tf32x3_gpu_test), commit
+names=(this) benches=("$STAGE/oppbench") testbins=("$STAGE/tests/$tname")
 commits=("$(sed -n 's/^commit \(.\{10\}\).*/\1/p' "$STAGE/STAGE_INFO.txt" 2>/dev/null)")
 for d in "$STAGE"/ab/*/; do
     [ -d "$d" ] || continue
     names+=("$(basename "$d")")
     benches+=("${d}oppbench")
-    testbins+=("${d}fast_gpu_test")
+    testbins+=("${d}$tname")
     commits+=("$(head -c 10 "${d}COMMIT" 2>/dev/null)")
 done
 while IFS= read -r -d '' z; do
     opp_unpack "$z" || { echo "ab: cannot unpack $z" >&2; exit 2; }
 done < <(find "$STAGE" \( -path "$STAGE/ab/*" -o -path "$STAGE/oppbench.xz" \
-    -o -path "$STAGE/tests/fast_gpu_test.xz" \) -name '*.xz' -print0)
+    -o -path "$STAGE/tests/$tname.xz" \) -name '*.xz' -print0)
 export LD_LIBRARY_PATH="$STAGE/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
 LOG=${OUT:-$STAGE/logs}
@@ -130,33 +145,39 @@ if [ $tests -eq 1 ]; then
             continue
         fi
         if [ ! -x "${testbins[$i]}" ]; then
-            say "ab: ${names[$i]}: no fast_gpu_test staged"
+            if [ "$impl" = fast ]; then
+                say "ab: ${names[$i]}: no $tname staged"
+            else
+                say "ab: ${names[$i]}: no $tname staged (gpu_stage.sh --ab-tests $tname)"
+            fi
             status=1
             continue
         fi
-        run "${names[$i]} fast_gpu_test" "${testbins[$i]}"
+        run "${names[$i]} $tname" "${testbins[$i]}"
         # its CMocka totals: passed, skipped (no GPU), failed
-        say "ab: ${names[$i]} fast_gpu_test: $(awk -v m="==================== ${names[$i]} fast_gpu_test:" \
+        say "ab: ${names[$i]} $tname: $(awk -v m="==================== ${names[$i]} $tname:" \
             'index($0, m) == 1 {on = 1; next} on && /^====================/ {on = 0}
              on && /^\[  (PASSED|SKIPPED|FAILED) *\] [0-9]/ {printf "%s ", $0}' "$LOG/ab.log")"
     done
 fi
 
-# The table of what has been timed so far (JSON lines of J/<build>.<turn>*.jsonl).
+# The table of what has been timed so far (JSON lines of J/<build>.<turn>*.jsonl):
+# the --only runs' lines of --impl, the sweeps' FAST lines (they time FAST alone).
 table() {
-    python3 - "$J" "${names[@]}" <<'EOF' | tee "$LOG/ab_table.tmp"
+    python3 - "$J" "$impl" "${names[@]}" <<'EOF' | tee "$LOG/ab_table.tmp"
 import glob, json, os, statistics, sys
-jdir, names = sys.argv[1], sys.argv[2:]
+jdir, impl, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 ms = {}  # (workload, build) -> [ms per turn]
 order = []
 for n in names:
     for f in sorted(glob.glob(os.path.join(jdir, n + ".*.jsonl"))):
+        sweep = f.endswith((".decode.jsonl", ".sweep.jsonl"))
         for line in open(f):
             try:
                 r = json.loads(line)
             except ValueError:
                 continue
-            if r.get("impl") != "fast" or "median_ms" not in r:
+            if r.get("impl") != ("fast" if sweep else impl) or "median_ms" not in r:
                 continue
             w = r["workload"]
             if w not in order:
@@ -180,11 +201,11 @@ for turn in $(seq 1 "$rounds"); do
     for i in "${!names[@]}"; do
         n=${names[$i]}
         if [ -n "$only" ]; then
-            # --same-bits: the last turn also writes the FAST outputs (before
-            # its timing; no run of its own)
+            # --same-bits: the last turn also writes the outputs of --impl
+            # (before its timing; no run of its own)
             dump=()
             [ $same_bits -eq 1 ] && [ "$turn" -eq "$rounds" ] && dump=(--dump-outputs "$J/dump.$n")
-            run "$n turn $turn" "${benches[$i]}" --workloads "$wl" --only "$only" --impl fast \
+            run "$n turn $turn" "${benches[$i]}" --workloads "$wl" --only "$only" --impl "$impl" \
                 --reps "$reps" --json "$J/$n.$turn.jsonl" "${dump[@]}"
         fi
         if [ -n "$decode_only" ]; then
@@ -196,18 +217,26 @@ for turn in $(seq 1 "$rounds"); do
                 --reps "$reps" --json "$J/$n.$turn.sweep.jsonl"
         fi
     done
-    echo "ab: after turn $turn (median ms of FAST, each turn; NaN: not validated):"
+    if [ "$impl" = fast ]; then
+        echo "ab: after turn $turn (median ms of FAST, each turn; NaN: not validated):"
+    else
+        echo "ab: after turn $turn (median ms of $IMPL, each turn - the sweeps' cases: FAST; NaN: not validated):"
+    fi
     table
 done
 cat "$LOG/ab_table.tmp" >>"$LOG/ab.txt"
 rm -f "$LOG/ab_table.tmp"
 if [ $same_bits -eq 1 ] && [ -n "$only" ]; then
-    say "same bits (FAST outputs, byte for byte; [..] = builds whose outputs are identical):"
+    if [ "$impl" = fast ]; then
+        say "same bits (FAST outputs, byte for byte; [..] = builds whose outputs are identical):"
+    else
+        say "same bits ($IMPL outputs, out_$impl.bin, byte for byte; [..] = builds whose outputs are identical):"
+    fi
     for w in ${only//,/ }; do
         groups=() # representative build of each group, and its members
         members=()
         for n in "${names[@]}"; do
-            f=$J/dump.$n/$w/out_fast.bin
+            f=$J/dump.$n/$w/out_$impl.bin
             if [ ! -f "$f" ]; then
                 groups+=("")
                 members+=("$n(no output)")
@@ -216,7 +245,7 @@ if [ $same_bits -eq 1 ] && [ -n "$only" ]; then
             placed=0
             for g in "${!groups[@]}"; do
                 r=${groups[$g]}
-                if [ -n "$r" ] && cmp -s "$f" "$J/dump.$r/$w/out_fast.bin"; then
+                if [ -n "$r" ] && cmp -s "$f" "$J/dump.$r/$w/out_$impl.bin"; then
                     members[$g]="${members[$g]} $n"
                     placed=1
                     break
@@ -248,8 +277,8 @@ if [ -n "$ncu_w" ]; then
         run "$n ncu $ncu_w" ncu --csv --page raw --print-units base --log-file "$csv" \
             --print-kernel-base function --clock-control none --cache-control none \
             --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
-            --kernel-name regex:'varlen_guard|hopper_attention|flash_|ffma_' \
-            "${benches[$i]}" --workloads "$wl" --only "$ncu_w" --impl fast --reps 2 --warmup 0
+            --kernel-name regex:'varlen_guard|hopper_attention|flash_|ffma_|tf32x3_' \
+            "${benches[$i]}" --workloads "$wl" --only "$ncu_w" --impl "$impl" --reps 2 --warmup 0
         say "ncu, build $n, $ncu_w (kernels serialized; clocks and caches as the run leaves them):"
         python3 - "$csv" <<'EOF' | tee -a "$LOG/ab.txt"
 import csv, statistics, sys

@@ -36,7 +36,8 @@
 #                                            --ab-define build stages (default
 #                                            fast_gpu_test; e.g. tf32x3_gpu_test for a
 #                                            TF32X3 switch); stage/ab.sh --tests runs
-#                                            fast_gpu_test where staged
+#                                            fast_gpu_test where staged (with --impl
+#                                            tf32x3: tf32x3_gpu_test)
 #   bash tools/gpu_stage.sh --tests T1,T2    build and stage only these test binaries
 #                                            of //tests (e.g. fast_gpu_test,ffma_gpu_test):
 #                                            room for more --ab builds under the 64 MiB
