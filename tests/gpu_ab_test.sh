@@ -148,8 +148,12 @@ rc=$?
 
 # --ncu: each build's kernels from ncu's CSV (a fake ncu on PATH copies $T/ncu.csv)
 mkdir -p "$T/bin"
-cat >"$T/bin/ncu" <<EOF
+# fake_ncu: $T/bin/ncu logs its arguments to $T/ncu_args.txt and copies
+# $T/ncu.csv to its --log-file
+fake_ncu() {
+    cat >"$T/bin/ncu" <<EOF
 #!/bin/bash
+echo "\$*" >>"$T/ncu_args.txt"
 log=""
 while [ \$# -gt 0 ]; do
     [ "\$1" = --log-file ] && log=\$2
@@ -157,6 +161,9 @@ while [ \$# -gt 0 ]; do
 done
 cp "$T/ncu.csv" "\$log"
 EOF
+    chmod +x "$T/bin/ncu"
+}
+fake_ncu
 h='"ID","Kernel Name","Block Size","dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum"'
 {
     echo "==PROF== a message"
@@ -166,7 +173,6 @@ h='"ID","Kernel Name","Block Size","dram__throughput.avg.pct_of_peak_sustained_e
     echo '"1","flash_decode_kernel","(128, 1, 1)","70.0","310,000"'
     echo '"2","flash_combine_kernel","(128, 1, 1)","20.0","12000"'
 } >"$T/ncu.csv"
-chmod +x "$T/bin/ncu"
 fake 1.0 true >"$S/ab/alt/oppbench"
 PATH=$T/bin:$PATH OUT=$T/out5 bash "$S/ab.sh" --only w1 --rounds 1 --ncu w1 >/dev/null 2>&1 ||
     fail "--ncu run failed: $(cat "$T/out5/ab.log")"
@@ -283,16 +289,7 @@ grep -q '^ab: alt: no tf32x3_gpu_test staged' "$T/out15/ab.txt" ||
     fail "--impl tf32x3: the missing tf32x3_gpu_test not named: $(cat "$T/out15/ab.txt")"
 rm -f "$S/ab/alt/fast_gpu_test"
 # --ncu runs --impl tf32x3, and its kernel regex takes the TF32X3 kernel
-cat >"$T/bin/ncu" <<EOF
-#!/bin/bash
-echo "\$*" >>"$T/ncu_args.txt"
-log=""
-while [ \$# -gt 0 ]; do
-    [ "\$1" = --log-file ] && log=\$2
-    shift
-done
-cp "$T/ncu.csv" "\$log"
-EOF
+fake_ncu
 {
     echo "$h"
     echo '"","","","%","nsecond"'
