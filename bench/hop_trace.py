@@ -27,12 +27,14 @@ PHASES = {16: "wait Q (after epilogue)", 17: "block 0: wait K", 18: "block 0: tu
           30: "epilogue: O / l to shared + barrier"}
 
 
-def events(buf, blk, role):
-    base = (blk * ROLES + role) * CAP
-    if base + CAP > len(buf):
+def events(buf, blk, role, roles=ROLES, cap=CAP):
+    """Block blk's role's events (event, argument, clock), None if its run
+    is not whole; roles, cap: the buffer's shape (kernels/hopper_trace.cuh)."""
+    base = (blk * roles + role) * cap
+    if base + cap > len(buf):
         return None  # a file of fewer blocks (a test's)
     out = []
-    for i in range(CAP):
+    for i in range(cap):
         w = buf[base + i]
         e = w >> 56
         if e == 255:

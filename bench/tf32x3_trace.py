@@ -17,27 +17,17 @@ import struct
 import sys
 from collections import defaultdict
 
+from hop_trace import events  # the trace words' decoder (the same buffer layout)
+
 P_LANDED, P_KFREE, P_KDONE, P_VFREE, P_VDONE = 40, 41, 42, 43, 44
 C_ITEM, C_QDONE, C_KFULL, C_SDONE, C_PDONE, C_VFULL, C_PVDONE, C_REST, C_EPI = range(48, 57)
-START, END = 0, 255
+START = 0  # HT_START
 NAMES = {P_LANDED: "wait landed", P_KFREE: "wait k_empty", P_KDONE: "split K",
          P_VFREE: "wait v_empty", P_VDONE: "split V",
          C_ITEM: "item start", C_QDONE: "Q split", C_KFULL: "merge + wait K",
          C_SDONE: "S (issue, queue, product)", C_PDONE: "softmax + P split",
          C_VFULL: "wait V", C_PVDONE: "P V (issue, queue, product)",
          C_REST: "release the rest", C_EPI: "epilogue"}
-
-
-def events(buf, blk, role, roles, cap):
-    base = (blk * roles + role) * cap
-    out = []
-    for i in range(cap):
-        w = buf[base + i]
-        e = w >> 56
-        if e == END:
-            return out if (w & 0xFFFF) == len(out) else None
-        out.append((e, (w >> 48) & 0xFF, w & ((1 << 48) - 1)))
-    return None
 
 
 def main():
