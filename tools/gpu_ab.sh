@@ -86,8 +86,14 @@ done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ab: --rounds $rounds: a positive count" >&2; exit 2; }
 [ -f "$wl" ] || { echo "ab: --workloads $wl: no such file" >&2; exit 2; }
 case $impl in
-fast) IMPL=FAST ;;
-tf32x3) IMPL=TF32X3 ;;
+# what the messages name: the turns' medians, the outputs compared, the
+# hint where a build lacks its test binary
+fast) turn_what="FAST, each turn" bits_what="FAST outputs" test_hint="" ;;
+tf32x3)
+    turn_what="TF32X3, each turn - the sweeps' cases: FAST"
+    bits_what="TF32X3 outputs, out_tf32x3.bin"
+    test_hint=" (gpu_stage.sh --ab-tests tf32x3_gpu_test)"
+    ;;
 *) echo "ab: --impl $impl: fast or tf32x3" >&2; exit 2 ;;
 esac
 tname=${impl}_gpu_test # --tests: the test binary of each build
@@ -145,11 +151,7 @@ if [ $tests -eq 1 ]; then
             continue
         fi
         if [ ! -x "${testbins[$i]}" ]; then
-            if [ "$impl" = fast ]; then
-                say "ab: ${names[$i]}: no $tname staged"
-            else
-                say "ab: ${names[$i]}: no $tname staged (gpu_stage.sh --ab-tests $tname)"
-            fi
+            say "ab: ${names[$i]}: no $tname staged$test_hint"
             status=1
             continue
         fi
@@ -217,21 +219,13 @@ for turn in $(seq 1 "$rounds"); do
                 --reps "$reps" --json "$J/$n.$turn.sweep.jsonl"
         fi
     done
-    if [ "$impl" = fast ]; then
-        echo "ab: after turn $turn (median ms of FAST, each turn; NaN: not validated):"
-    else
-        echo "ab: after turn $turn (median ms of $IMPL, each turn - the sweeps' cases: FAST; NaN: not validated):"
-    fi
+    echo "ab: after turn $turn (median ms of $turn_what; NaN: not validated):"
     table
 done
 cat "$LOG/ab_table.tmp" >>"$LOG/ab.txt"
 rm -f "$LOG/ab_table.tmp"
 if [ $same_bits -eq 1 ] && [ -n "$only" ]; then
-    if [ "$impl" = fast ]; then
-        say "same bits (FAST outputs, byte for byte; [..] = builds whose outputs are identical):"
-    else
-        say "same bits ($IMPL outputs, out_$impl.bin, byte for byte; [..] = builds whose outputs are identical):"
-    fi
+    say "same bits ($bits_what, byte for byte; [..] = builds whose outputs are identical):"
     for w in ${only//,/ }; do
         groups=() # representative build of each group, and its members
         members=()
