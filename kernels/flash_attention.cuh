@@ -40,16 +40,20 @@
  * loads, in a loop of their own whose barriers are barrier.sync without
  * .aligned (flash_block_sync), which may be met from different
  * instructions (flash_tile).
- * Softmax: p = 2^(x sl - max sl) with x the raw score and sl = scale
- * log2(e) (one FFMA and one MUFU.EX2 per score), or with softcap c first
- * x = c log2(e) tanh(x scale / c) and sl = 1 (before any mask); masked keys
- * are set to -inf, never added to. Per row: m = running max, l = running
- * sum (per thread, reduced over the quad once at the end), O rescaled by
- * alpha = 2^(m_old sl - m_new sl) only when some row of the warp needs it;
- * a row whose max is still -inf uses 0 in its exponentials, so it stays at
- * l = 0, O = 0. P is rounded to the storage type for P V. End: O / l (0 for
- * l = 0), LSE = (m sl + log2 l) ln 2 (-inf for l = 0). The float code of
- * these steps is kernels/softmax_rows.cuh, shared with the Hopper kernel.
+ * Softmax: p = 2^(x sl - f) with x the raw score and sl = scale log2(e)
+ * (one FFMA and one MUFU.EX2 per score), or with softcap c first x = c
+ * log2(e) tanh(x scale / c) and sl = 1 (before any mask); masked keys are
+ * set to -inf, never added to. Per row: m = running max, f = the block's
+ * frame, bm sl - ceil(bm sl - m sl) for bm the block's max, so that the
+ * block's largest p is a power of two, exact in the storage type (one of
+ * the largest errors of the rounded P gone; flash_row_frame), l = running
+ * sum in the frame (per thread, reduced over the quad once at the end), O
+ * rescaled by alpha = 2^(f_old - f) when some row of the warp needs it (1
+ * when the frame did not move); a row whose max is still -inf uses 0 in its
+ * exponentials, so it stays at l = 0, O = 0. P is rounded to the storage
+ * type for P V. End: O / l (0 for l = 0), LSE = (f + log2 l) ln 2 (-inf for
+ * l = 0). The float code of these steps is kernels/softmax_rows.cuh, shared
+ * with the Hopper kernel.
  * Masks: key j of the sequence is visible to local query token t iff
  * j < L_kv and, when causal, j <= t + L_kv - L_q (tail-aligned; the offset
  * may be negative). Keys past L_kv are zero-filled in shared memory and
@@ -60,8 +64,8 @@
  * on its own query, its sequence's keys, and the key-block grid, which is
  * anchored at key 0 of the sequence with the static BN. A tile may process
  * more key blocks than one of its rows sees (the causal frontier of its last
- * row); for that row such a block has max -inf, so its rescale factor is
- * 2^0 = 1 and it adds exact zeros: the row's bits do not depend on which
+ * row); for that row such a block has max -inf, so its frame stays and its
+ * rescale factor is exactly 1, and it adds exact zeros: the row's bits do not depend on which
  * other rows share its tile, on the layout, or on the batch.
  * Work: a 1-D grid strides over items (m-block, sequence, kv head), the
  * highest m-blocks first (the longest under causal masking); an item past
@@ -198,13 +202,14 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
 
     /* this thread's rows: (i, h) -> tile row rt + i*16 + 8h */
     const int32_t rt = warp * 16 * C::MT + qr;
-    float m[C::MT][2], l[C::MT][2];
+    float m[C::MT][2], f[C::MT][2], l[C::MT][2]; /* running max, frame, sum */
     float o[C::MT][C::DB / 8][4];
 #pragma unroll
     for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             m[i][h] = -INFINITY;
+            f[i][h] = 0.0f;
             l[i][h] = 0.0f;
         }
 #pragma unroll
@@ -321,7 +326,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         float alpha[C::MT][2];
 #pragma unroll
         for (int i = 0; i < C::MT; ++i) {
-            flash_softmax_rows(s[i], m[i], l[i], alpha[i], sl);
+            flash_softmax_rows(s[i], m[i], f[i], l[i], alpha[i], sl);
         }
         bool rescale = false;
 #pragma unroll
@@ -370,7 +375,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     flash_cp_async_wait<0>();
 
     /* epilogue: O / l and LSE (through shared memory, flash_store_tile),
-     * or (SPLIT) the unnormalised O and (m sl, l) of the partial rows; only
+     * or (SPLIT) the unnormalised O and (f, l) of the partial rows; only
      * rows of the sequence, only columns < Dv */
     uint16_t *og = (uint16_t *)a.out.ptr + ob + (int64_t)hk * g * a.out.head;
     if constexpr (!SPLIT) {
@@ -385,7 +390,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 if (a.lse != NULL && qc == 0 && r0 + r < nrows) {
                     const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
                     a.lse[lse_base + (hk * g + hg) * a.lse_head + t0 + tt] =
-                        flash_row_lse(m[i][h], sum, sl);
+                        flash_frame_lse(f[i][h], sum);
                 }
             }
         }
@@ -414,8 +419,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                     }
                 }
                 if (qc == 0) {
-                    a.part_ml[prow] =
-                        make_float2(m[i][h] == -INFINITY ? -INFINITY : __fmul_rn(m[i][h], sl), sum);
+                    a.part_ml[prow] = make_float2(m[i][h] == -INFINITY ? -INFINITY : f[i][h], sum);
                 }
             }
         }

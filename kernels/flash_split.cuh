@@ -3,7 +3,9 @@
  * short query blocks against long KV. Included by flash_attention.cuh.
  *
  *   part_o  [P, Hq, Dv] float32  unnormalised partial O of one split
- *   part_ml [P, Hq] float2       (m sl, l) of the same rows
+ *   part_ml [P, Hq] float2       (f, l) of the same rows: the row's frame
+ *                                (flash_row_frame, -inf for a row that saw
+ *                                no key) and its sum in that frame
  *   P = off_b + s ts + (t - (L_q - ts)): sequence b's splits, split-major,
  *   then its split tokens t
  *

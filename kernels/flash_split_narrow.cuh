@@ -19,9 +19,10 @@
  *      by ldmatrix each step, as there: in registers across the key loop
  *      they cost the launch ~280 more bytes of spill), softcap, masks, its
  *      row maxima -> shared;
- *   B  every warp: the row max over the four (a max is exact in any
- *      order), alpha and mu as flash_softmax_rows computes them, p =
- *      2^(s sl - mu) for its keys -> shared, as float and in the storage type;
+ *   B  every warp: the block's row max over the four (a max is exact in
+ *      any order), alpha and the frame f as flash_softmax_rows computes them
+ *      (flash_row_frame), p = 2^(s sl - f) for its keys -> shared, as float
+ *      and in the storage type;
  *   C  warp 0: each of its threads adds the p of the keys it holds in the
  *      split tile (n-tiles 0 .. BN/8-1, pairs in order), l = l alpha + sum;
  *      every warp: O of its quarter of the Dv columns rescaled by alpha,
@@ -110,8 +111,9 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     }
     flash_cp_async_commit();
 
-    /* state: m for every warp (the same values), l in warp 0, O by column quarter */
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    /* state: m and f for every warp (the same values), l in warp 0, O by
+     * column quarter */
+    float m[2] = {-INFINITY, -INFINITY}, f[2] = {0.0f, 0.0f}, l[2] = {0.0f, 0.0f};
     float o[2 * L::NQ][4];
 #pragma unroll
     for (int n = 0; n < 2 * L::NQ; ++n) {
@@ -174,23 +176,23 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         }
         flash_cp_async_commit();
 
-        /* B: the row max (exact in any order), alpha and mu as flash_softmax_rows */
+        /* B: the block's row max (exact in any order), alpha and the frame
+         * as flash_softmax_rows (flash_row_frame) */
         float alpha[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int row = qr + 8 * h;
-            float mx = m[h];
+            float bm = -INFINITY;
 #pragma unroll
             for (int w4 = 0; w4 < L::NWARPS; ++w4) {
-                mx = fmaxf(mx, mxs[w4 * OPP__SPLIT_NARROW_ROWS + row]);
+                bm = fmaxf(bm, mxs[w4 * OPP__SPLIT_NARROW_ROWS + row]);
             }
-            const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
-            alpha[h] = mx == m[h] ? 1.0f : flash_exp2(__fmul_rn(m[h], sl) - mu);
-            m[h] = mx;
+            alpha[h] = flash_row_frame(m[h], f[h], bm, sl);
+            const float fr = f[h];
 #pragma unroll
             for (int n = 0; n < 2; ++n) {
-                const float p0 = flash_exp2(fmaf(s[n][2 * h], sl, -mu));
-                const float p1 = flash_exp2(fmaf(s[n][2 * h + 1], sl, -mu));
+                const float p0 = flash_exp2(fmaf(s[n][2 * h], sl, -fr));
+                const float p1 = flash_exp2(fmaf(s[n][2 * h + 1], sl, -fr));
                 const int key = warp * 16 + n * 8 + 2 * qc;
                 *(float2 *)(pf + row * C::BN + key) = make_float2(p0, p1);
                 *(uint32_t *)(ps + row * L::PS_PITCH + key) = flash_type<DT>::pack(p0, p1);
@@ -242,7 +244,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     }
     flash_cp_async_wait<0>();
 
-    /* the unnormalised O (each warp its columns) and (m sl, l) (warp 0) */
+    /* the unnormalised O (each warp its columns) and (f, l) (warp 0) */
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float sum = flash_quad_sum(l[h]);
@@ -261,7 +263,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
             }
         }
         if (warp == 0 && qc == 0) {
-            a.part_ml[prow] = make_float2(m[h] == -INFINITY ? -INFINITY : __fmul_rn(m[h], sl), sum);
+            a.part_ml[prow] = make_float2(m[h] == -INFINITY ? -INFINITY : f[h], sum);
         }
     }
     __syncthreads(); /* shared memory is reused by the block's next item */

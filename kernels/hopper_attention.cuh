@@ -140,6 +140,10 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
     for (uint32_t i = tid * 16; i < C::Q_BYTES; i += C::THREADS * 16) {
         *(uint4 *)(gbase + i) = make_uint4(0, 0, 0, 0);
     }
+    if (C::LSUM != 0 && tid < 8) { /* the rounded row sums' ones (hop_issue_pv) */
+        const uint32_t one2 = DT == OPP_DTYPE_F16 ? 0x3C003C00u : 0x3F803F80u;
+        *(uint4 *)(gbase + (smem.ones() - base) + 16 * tid) = make_uint4(one2, one2, one2, one2);
+    }
     if (tid == 0) {
         hop_mbar_init(q_full, 1);
         hop_mbar_init(q_empty, C::CTHREADS); /* every consumer thread: it read the slot */
@@ -218,7 +222,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 continue;
             }
         }
-        float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+        float m[2] = {-INFINITY, -INFINITY}, f[2] = {0.0f, 0.0f}, l[2] = {0.0f, 0.0f};
+        float lr[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* C::LSUM: the rounded P's row sums */
         float o[C::DB / 2];
 #pragma unroll
         for (int i = 0; i < C::DB / 2; ++i) {
@@ -246,7 +251,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
             hop_issue_qk<DT, C, decltype(halfc)::value>(sc, smem, c, s);
         };
         auto issue_pv = [&](uint32_t s, auto halfc) {
-            hop_issue_pv<DT, C, decltype(halfc)::value>(o, pa, smem, s);
+            hop_issue_pv<DT, C, decltype(halfc)::value>(o, lr, pa, smem, s);
         };
         /* after a wait: the registers of the retired products, fenced so the
          * compiler neither reads them earlier nor reuses them before */
@@ -260,6 +265,12 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
 #pragma unroll
             for (int i = 0; i < C::DB / 2; ++i) {
                 hop_fence_reg(o[i]);
+            }
+            if constexpr (C::LSUM != 0) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    hop_fence_reg(lr[i]);
+                }
             }
 #pragma unroll
             for (int kk = 0; kk < C::BN / 16; ++kk) {
@@ -289,12 +300,15 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     flash_mask_row(s, h, kend, qc);
                 }
             }
-            flash_softmax_rows(s, m, l, alpha, sl);
+            flash_softmax_block<C::FRAME>(s, m, f, l, alpha, sl);
         };
         /* O *= alpha (skipped when every row of the warp keeps its max) */
         auto rescale_o = [&](const float(&alpha)[2]) {
             if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
                 flash_rescale_rows(reinterpret_cast<float(&)[C::DB / 8][4]>(o), alpha);
+                if constexpr (C::LSUM != 0) {
+                    flash_rescale_rows(reinterpret_cast<float(&)[1][4]>(lr), alpha);
+                }
             }
         };
         auto pack_p = [&](auto halfc) {
@@ -466,7 +480,7 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         }
 
         /* epilogue: O / l and LSE (kernels/hopper_epilogue.cuh) */
-        hop_epilogue<DT, C>(maps, a, base, sa, o, m, l, c, ctid, wq, qr, qc, rbase, g, bmt, sl, tr,
+        hop_epilogue<DT, C>(maps, a, base, sa, o, f, l, lr, c, ctid, wq, qr, qc, rbase, g, bmt, tr,
                             tlead);
         if (tlead) {
             tr.ev(HT_EPI, 0);

@@ -92,6 +92,35 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * P_{j-1} V_{j-1} and the next issue; the same operations on O in the
      * same order either way */
     static constexpr bool RESCALE_EARLY = DB_ > 128;
+#ifndef OPP__HOPPER_LSUM
+#define OPP__HOPPER_LSUM 2
+#endif
+    /* The divisor of O (the row sum l): 0, the sum of the fp32 P
+     * (FlashAttention's); 1, the sum of P rounded to the storage type, the
+     * weights P V multiplied, so that O / l is their exact weighted mean
+     * (better on flat rows, worse on peaked ones); 2 (default), the mean of
+     * the two. The rounded sums come from the tensor cores: with each P V
+     * step, m64n8k16 of the same P fragments against a tile of ones
+     * (hop_issue_pv), 4 accumulators a thread. The LSE always takes the
+     * fp32 sum. With 2, the RMS error against the double result is below
+     * FlashAttention-2's on all five 16-bit workloads that FA2 runs (H100,
+     * the same inputs; with 0 it was 0.2-0.5 % above on four): prefill
+     * -0.54 %, encoder -0.38 %, short_many -0.46 %, long -0.19 % (against
+     * EXACT's rounded output -1.7, -3.4, -2.2, -0.9 %), for 1.8-5.4 % more
+     * time (bench/RESULTS.md, twenty-ninth session). */
+    static constexpr int LSUM = OPP__HOPPER_LSUM;
+#ifndef OPP__HOPPER_FRAME
+#define OPP__HOPPER_FRAME 0
+#endif
+    /* 1: P in each key block's frame, as the portable kernels
+     * (flash_row_frame: the block's largest weight exact in the storage
+     * type, O rescaled every block); 0 (default): P against the running max,
+     * FlashAttention's. With LSUM 2, 1 puts the RMS error against the
+     * double result 0.6-5.1 % below FA2's (against EXACT's rounded output
+     * 2.2-36 %: encoder -24 %, long -36 %), for 4-9 % more time than
+     * neither (H100; bench/RESULTS.md, twenty-ninth session) */
+    static constexpr bool FRAME = OPP__HOPPER_FRAME != 0;
+    static_assert(LSUM >= 0 && LSUM <= 2, "OPP__HOPPER_LSUM: 0, 1 or 2");
     /* BN 128, DB >= 128 (DB 64: C7511, ptxas serialises the wgmma
      * pipeline): an item whose last key block holds at most 64 keys some
      * row sees runs that block's Q K^T as m64n64 and its P V over keys
@@ -130,7 +159,7 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
                       4u * OPP__HOPPER_SORT_MAX <= KV_BYTES,
                   "uint16 sequence indices; the sort's keys fit in a K stage");
     static_assert(EPI_BAR + NC_ <= 16, "named barriers");
-    static_assert(CQ_OFF % 16 == 0 && 64 * QUEUE + 8 <= 256, "the claim queue");
+    static_assert(CQ_OFF % 16 == 0 && 64 * QUEUE + 8 <= 128, "the claim queue");
 };
 
 /* The shared memory of one block, from its 1024-byte-aligned base (shared
@@ -196,6 +225,11 @@ template <class C> struct hop_smem {
      * the claimer waits for it before it claims one of the last items */
     __device__ __forceinline__ uint32_t cq_need() const {
         return base + C::CQ_OFF + 64 * C::QUEUE;
+    }
+    /* 128 bytes of ones in the storage type (the claim queue's area's
+     * second half): the B operand of the rounded row sums (hop_issue_pv) */
+    __device__ __forceinline__ uint32_t ones() const {
+        return base + C::CQ_OFF + 128;
     }
     static __device__ __forceinline__ uint32_t stage(uint32_t i) {
         return i & (C::STAGES - 1);

@@ -25,16 +25,16 @@
 
 /* Consumer c's thread ctid (0 .. CTHREADS - 1; lane: quad row qr, column
  * pair qc; warp wq of the consumer) stores its rows rbase and rbase + 8 of
- * the item whose slot is sa: o [DB / 8][4] fp32 accumulators, m and l the
- * rows' raw max and sum (l summed over the quad here). base: the block's
- * aligned shared memory; g, bmt: the GQA group and the tokens a tile; sl:
- * the scale of m in log2 units (1 with softcap). tr / tlead: the trace. */
+ * the item whose slot is sa: o [DB / 8][4] fp32 accumulators, f and l the
+ * rows' frame (flash_row_frame) and sum in it (l summed over the quad
+ * here), lr the rounded P's row sums (C::LSUM, kernels/hopper_products.cuh). base: the block's
+ * aligned shared memory; g, bmt: the GQA group and the tokens a tile. tr / tlead: the trace. */
 template <int DT, class C>
 __device__ __forceinline__ void
 hop_epilogue(const hop_maps &maps, const flash_args &a, uint32_t base, uint32_t sa,
-             const float (&o)[C::DB / 2], const float (&m)[2], const float (&l)[2], int c, int ctid,
-             int wq, int qr, int qc, int32_t rbase, int32_t g, int32_t bmt, float sl,
-             hop_tracer &tr, bool tlead) {
+             const float (&o)[C::DB / 2], const float (&f)[2], const float (&l)[2],
+             const float (&lr)[4], int c, int ctid, int wq, int qr, int qc, int32_t rbase,
+             int32_t g, int32_t bmt, hop_tracer &tr, bool tlead) {
     const int4 who = hop_ld_shared_v4(sa), geo = hop_ld_shared_v4(sa + 16);
     const int32_t r0 = who.x, thk = who.y, t0 = geo.z, ntok = geo.w;
     const bool packed = a.cu_q != NULL;
@@ -43,13 +43,17 @@ hop_epilogue(const hop_maps &maps, const flash_args &a, uint32_t base, uint32_t 
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float sum = flash_quad_sum(l[h]);
-        inv[h] = flash_row_inv(sum);
+        /* the divisor (C::LSUM): the fp32 P's sum, the rounded P's (lr, a
+         * whole row's already), or their mean; the LSE takes the first */
+        inv[h] = flash_row_inv(C::LSUM == 0   ? sum
+                               : C::LSUM == 1 ? lr[2 * h]
+                                              : 0.5f * (sum + lr[2 * h]));
         const int32_t r = rbase + 8 * h;
         const int32_t tt = r / g, hg = r - tt * g;
         const int64_t tok = (int64_t)t0 + tt;
         if (a.lse != NULL && qc == 0 && tt < bmt && tok < ntok) {
             a.lse[lse_base + (int64_t)(thk * g + hg) * a.lse_head + tok] =
-                flash_row_lse(m[h], sum, sl);
+                flash_frame_lse(f[h], sum);
         }
     }
     if (tlead) {

@@ -5,7 +5,10 @@
  *   S  = Q K^T       SS-wgmma m64nBNk16 (m64n64 for the trimmed block's
  *                    first 64 keys), D / 16 steps, Q and K from shared memory
  *   O += P V         RS-wgmma m64nDBk16, P (the storage type) from registers,
- *                    V N-major from shared memory, BN / 16 steps (BN / 32)
+ *                    V N-major from shared memory, BN / 16 steps (BN / 32);
+ *                    with C::LSUM also lr += P 1, m64n8k16 of the same
+ *                    fragments against 128 bytes of ones (no swizzle, both
+ *                    core matrices the same): the rows' sums of the rounded P
  * With C::UNIFORM_DESC the consumer and the stage are made compile-time
  * indices (hop_uniform_switch): the descriptors are then uniform, one
  * uniform add a k16 step (hop_desc_at), no per-operand R2UR; else they are
@@ -71,12 +74,17 @@ __device__ __forceinline__ void hop_issue_qk(float (&sc)[C::BN / 2], const hop_s
 }
 
 /* O += P V: o [DB / 2] fp32 accumulators, pa the A fragments of P (the
- * storage type), V in stage s; HALF: its first 64 keys only. */
+ * storage type), V in stage s; HALF: its first 64 keys only. With
+ * C::LSUM, lr [4] += the rows' sums of those P (lr[0], lr[1]: row lane / 4
+ * of the warp's 16, lr[2], lr[3]: that + 8). */
 template <int DT, class C, bool HALF>
-__device__ __forceinline__ void hop_issue_pv(float (&o)[C::DB / 2],
+__device__ __forceinline__ void hop_issue_pv(float (&o)[C::DB / 2], float (&lr)[4],
                                              const uint32_t (&pa)[C::BN / 16][4],
                                              const hop_smem<C> &smem, uint32_t s) {
-
+    /* the ones: address field only (no swizzle; leading and stride byte
+     * offsets 0, so both core matrices of the k16 step are the same 128
+     * bytes) */
+    const uint64_t d1 = (uint64_t)((smem.ones() & 0x3FFFFu) >> 4);
     auto pv = [&](uint32_t vb) {
         wgmma_fence();
 #pragma unroll
@@ -90,6 +98,9 @@ __device__ __forceinline__ void hop_issue_pv(float (&o)[C::DB / 2],
                 wgmma_rs_n128<DT>(o, pa[kk], db, 1);
             } else {
                 wgmma_rs_n256<DT>(o, pa[kk], db, 1);
+            }
+            if constexpr (C::LSUM != 0) {
+                wgmma_rs_n8<DT>(lr, pa[kk], d1, 1);
             }
         }
         wgmma_commit();

@@ -3,9 +3,9 @@
  * softmax and epilogue, on the scores and outputs of one thread's pair of
  * rows, shared by the flash kernel (kernels/flash_attention.cuh, mma.sync)
  * and the Hopper kernel (kernels/hopper_attention.cuh, wgmma): softcap,
- * masks, running max and sum with the rescale factor, and O / l and LSE.
- * The rules (what each step computes, and why alpha is exactly 1 for an
- * unchanged max) are written out in flash_attention.cuh's header.
+ * masks, running max, frame and sum with the rescale factor, and O / l
+ * and LSE. The rules are written out in flash_attention.cuh's header and at
+ * flash_row_frame below.
  *
  * Fragment layout (the fp32 accumulator of mma.m16n8k16 and of wgmma
  * m64nNk16 alike, per warp; g = lane / 4, t = lane % 4 = qc):
@@ -83,43 +83,98 @@ __device__ __forceinline__ void flash_mask_row(float (&s)[N8][4], int h, int32_t
     }
 }
 
-/* The online softmax of one key block on a row pair: the new running max m
- * (raw, over the quad), alpha = 2^(m_old sl - m_new sl) (exactly 1 when the
- * max did not change), P = 2^(s sl - m sl) into s, l = l alpha + this
- * thread's sum of P (reduced over the quad only at the end). A row whose
- * max is still -inf uses 0 in its exponentials: p = 0, l and O stay 0.
- * s: [N8][4] scores in, P out; m, l, alpha: per row h. */
-template <int N8>
-__device__ __forceinline__ void flash_softmax_rows(float (&s)[N8][4], float (&m)[2], float (&l)[2],
-                                                   float (&alpha)[2], float sl) {
+/* The frame of row's P in key block j (log2 domain): P = 2^(s sl - f), O
+ * and l kept in the same frame. With bm the block's max (raw), mx the new
+ * running max and bs = bm sl (all roundings written out, none contracted):
+ *   f = bs - ceil(bs - mx sl)        so that bm's P is exactly 2^k, k <= 0
+ * f lies in (mx sl - 1, mx sl]: every P <= 1 and O, l stay within a factor
+ * 2 of the running-max frame. The block's largest weight is thus exact in
+ * the 16-bit type P V multiplies (with the running max as the frame, as
+ * FlashAttention's, it is rounded unless the block raised the max), which
+ * removes the error of the weights that dominate a peaked row. The split
+ * kernels' decode_gqa_bf16 on an H100: RMS error against EXACT's rounded
+ * output 64 % below FlashAttention-2's (29 % before), against the double
+ * result 2.3 % (1.5 %), for 0.3 % more time (bench/RESULTS.md,
+ * twenty-ninth session; the Hopper kernel's switch OPP__HOPPER_FRAME has
+ * the figures of its workloads). alpha = 2^(f_old - f): the factor O and l
+ * are rescaled by before the block's P V; exactly 1 when the frame did not
+ * move, and the frame does not move in a block with no visible key (bm
+ * -inf), so such a block changes none of the row's bits. A row whose max is still -inf has
+ * f = 0 (p = 0, l and O stay 0) and alpha 0 on its first visible block.
+ * m: the running max (in/out); f: the frame (in/out). */
+__device__ __forceinline__ float flash_row_frame(float &m, float &f, float bm, float sl) {
+    if (bm == -INFINITY) {
+        return 1.0f;
+    }
+    const float mx = fmaxf(m, bm);
+    const float bs = __fmul_rn(bm, sl);
+    const float fn = __fadd_rn(bs, -ceilf(__fadd_rn(bs, -__fmul_rn(mx, sl))));
+    const float alpha = m == -INFINITY ? 0.0f : fn == f ? 1.0f : flash_exp2(__fadd_rn(f, -fn));
+    m = mx;
+    f = fn;
+    return alpha;
+}
+
+/* The online softmax of one key block on a row pair, P = 2^(s sl - fr):
+ * FRAME (the portable 16-bit kernels, whose P V rounds P, and the Hopper
+ * kernel under OPP__HOPPER_FRAME 1): fr = the row's frame f
+ * (flash_row_frame, from the block's max over the quad); else (the 3xTF32
+ * kernel, whose P keeps its low part; an A/B build of the Hopper kernel,
+ * OPP__HOPPER_FRAME 0): fr = f = m sl for m the new running max
+ * (a row whose max is still -inf uses 0: p = 0, l and O stay 0), alpha =
+ * 2^(m_old sl - m sl), exactly 1 when the max did not change (no
+ * contraction of m sl - fr into an FFMA, whose residual is not 0). P into
+ * s, l = l alpha + this thread's sum of P (reduced over the quad only at
+ * the end). s: [N8][4] scores in, P out; m, f, l, alpha: per row h. */
+template <bool FRAME, int N8>
+__device__ __forceinline__ void flash_softmax_block(float (&s)[N8][4], float (&m)[2], float (&f)[2],
+                                                    float (&l)[2], float (&alpha)[2], float sl) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        float mx = m[h];
+        float mx = FRAME ? -INFINITY : m[h];
 #pragma unroll
         for (int n = 0; n < N8; ++n) {
             mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
         }
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-        /* all masked so far: exponentials against 0, so p = 0 and l, O stay 0 */
-        const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
-        /* exactly 1 when the max did not change: an unchanged row's bits
-         * do not depend on how many blocks its tile runs (no contraction
-         * of m sl - mu into an FFMA, whose residual is not 0) */
-        alpha[h] = mx == m[h] ? 1.0f : flash_exp2(__fmul_rn(m[h], sl) - mu);
-        m[h] = mx;
+        float fr;
+        if constexpr (FRAME) {
+            alpha[h] = flash_row_frame(m[h], f[h], mx, sl); /* mx: the block's max */
+            fr = f[h];
+        } else {
+            fr = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
+            alpha[h] = mx == m[h] ? 1.0f : flash_exp2(__fmul_rn(m[h], sl) - fr);
+            m[h] = mx;
+            f[h] = fr; /* the frame is m sl: flash_frame_lse gives flash_row_lse's LSE */
+        }
         float sum = 0.0f;
 #pragma unroll
         for (int n = 0; n < N8; ++n) {
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-                const float p = flash_exp2(fmaf(s[n][2 * h + e], sl, -mu));
+                const float p = flash_exp2(fmaf(s[n][2 * h + e], sl, -fr));
                 s[n][2 * h + e] = p;
                 sum += p;
             }
         }
         l[h] = l[h] * alpha[h] + sum;
     }
+}
+
+/* The 16-bit kernels' softmax of a key block (P in the row's frame). */
+template <int N8>
+__device__ __forceinline__ void flash_softmax_rows(float (&s)[N8][4], float (&m)[2], float (&f)[2],
+                                                   float (&l)[2], float (&alpha)[2], float sl) {
+    flash_softmax_block<true>(s, m, f, l, alpha, sl);
+}
+
+/* The 3xTF32 kernel's (P against the running max; LSE flash_row_lse). */
+template <int N8>
+__device__ __forceinline__ void flash_softmax_rows_max(float (&s)[N8][4], float (&m)[2],
+                                                       float (&l)[2], float (&alpha)[2], float sl) {
+    float unused[2];
+    flash_softmax_block<false>(s, m, unused, l, alpha, sl);
 }
 
 /* O *= alpha, row h of the pair by alpha[h] (the caller decides whether
@@ -167,6 +222,12 @@ __device__ __forceinline__ void flash_store_row(uint16_t *orow, const float (&o)
  * (m sl + log2 l) ln 2, -inf for l = 0. */
 __device__ __forceinline__ float flash_row_lse(float m, float sum, float sl) {
     return sum > 0.0f ? (__fmul_rn(m, sl) + __log2f(sum)) * 0.69314718055994531f : -INFINITY;
+}
+
+/* A row's LSE (natural log) from its frame f (flash_row_frame) and its sum
+ * l in that frame: (f + log2 l) ln 2, -inf for l = 0. */
+__device__ __forceinline__ float flash_frame_lse(float f, float sum) {
+    return sum > 0.0f ? (f + __log2f(sum)) * 0.69314718055994531f : -INFINITY;
 }
 
 #endif /* OPP_KERNELS_SOFTMAX_ROWS_CUH */

@@ -228,7 +228,7 @@ __device__ __forceinline__ void tf32x3_tile(const flash_args &a, uint32_t base, 
                 flash_mask_row<C::N8>(s, h, kend, qc);
             }
         }
-        flash_softmax_rows<C::N8>(s, m, l, alpha, sl);
+        flash_softmax_rows_max<C::N8>(s, m, l, alpha, sl);
 #if !OPP__TF32X3_O_FRESH
         if (__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
             flash_rescale_rows<C::O8>(o, alpha);

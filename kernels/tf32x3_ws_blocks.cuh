@@ -62,7 +62,7 @@ __device__ __forceinline__ void tf32x3_ws_softmax(const flash_args &a, float (&s
         flash_mask_row<C::N8>(s, 0, r.kend[0] - j * C::BN, r.qc);
         flash_mask_row<C::N8>(s, 1, r.kend[1] - j * C::BN, r.qc);
     }
-    flash_softmax_rows<C::N8>(s, r.m, r.l, alpha, r.sl);
+    flash_softmax_rows_max<C::N8>(s, r.m, r.l, alpha, r.sl);
 }
 
 /* P V_{j-1} done: release its V stage (vs), O = alpha_{j-1} O + P V_{j-1},

@@ -8,7 +8,7 @@
  *                             opp_attention_device_status() reads it from a
  *                             bare workspace pointer.
  *   split_o        FAST split-KV partial O, float [split_rows, Hq, Dv]
- *   split_ml       its (m sl, l) pairs, float [split_rows, Hq, 2]
+ *   split_ml       its (frame, l) pairs, float [split_rows, Hq, 2]
  * The split regions exist only when the problem's shape has a FAST kernel
  * that splits (16-bit storage, D, Dv <= OPP__SPLIT_DMAX; whatever the
  * algorithm, so one workspace serves EXACT, FAST and TF32X3 alike; f32,

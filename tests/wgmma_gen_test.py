@@ -2,7 +2,7 @@
 """wgmma_gen_test.py - a generated wgmma header (kernels/wgmma_ops.cuh,
 kernels/wgmma_tf32_ops.cuh) is exactly what its generator writes (the
 generator is the source of the wrappers; an edit to the header alone would
-be lost on the next run), it holds the expected number of wrappers (6 when
+be lost on the next run), it holds the expected number of wrappers (7 when
 not given), and every wrapper's accumulator operand list is complete: N/2
 outputs %0..%(N/2-1), each bound to d[i].
 
@@ -18,7 +18,7 @@ import sys
 
 def main():
     gen, header = sys.argv[1], sys.argv[2]
-    want = int(sys.argv[3]) if len(sys.argv) > 3 else 6
+    want = int(sys.argv[3]) if len(sys.argv) > 3 else 7
     out = subprocess.run([sys.executable, gen], check=True, capture_output=True, text=True).stdout
     with open(header) as f:
         text = f.read()

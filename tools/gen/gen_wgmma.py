@@ -10,12 +10,13 @@ Forms (PTX ISA, wgmma.mma_async, m64nNk16, fp32 accumulation):
   ss  D (+)= A B, A and B from shared-memory descriptors, both K-major
       (imm-trans-a = imm-trans-b = 0): S = Q K^T.
   rs  D (+)= A B, A from four registers (the m64k16 A fragment), B from a
-      descriptor, N-major (imm-trans-b = 1): O += P V with V stored [key][d].
+      descriptor, N-major (imm-trans-b = 1): O += P V with V stored [key][d];
+      N 8: the row sums of the rounded P (B all ones).
 scale_d = 0 overwrites D, 1 accumulates.
 """
 import sys
 
-NS = {"ss": (64, 96, 128), "rs": (64, 128, 256)}
+NS = {"ss": (64, 96, 128), "rs": (8, 64, 128, 256)}
 TYPES = (("OPP_DTYPE_F16", "f16"), ("OPP_DTYPE_BF16", "bf16"))
 
 
