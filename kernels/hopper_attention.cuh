@@ -51,11 +51,13 @@
  * changes no bit. Pingpong: the consumers issue their products in turn, a
  * ring (named barriers 2 .. NC + 1; consumer 0 first), so one's softmax
  * runs under the others' products. Epilogue: O / l and LSE, rows of the
- * sequence only, columns < Dv only: at DB <= 128 a consumer whose 64 rows
- * are whole tokens of the sequence (G divides 64) writes them to its part
- * of the O tile in shared memory and one thread TMA-stores it (named
- * barriers NC + 2 ..), so no register waits on the stores; other rows are
- * stored from registers.
+ * sequence only, columns < Dv only (l: by default the mean of the fp32 P's
+ * row sum and the rounded P's, the latter from m64n8k16 products against
+ * ones with each P V step, C::LSUM; the LSE takes the fp32 sum): at DB <=
+ * 128 a consumer whose 64 rows are whole tokens of the sequence (G divides
+ * 64) writes them to its part of the O tile in shared memory and one
+ * thread TMA-stores it (named barriers NC + 2 ..), so no register waits on
+ * the stores; other rows are stored from registers.
  * Head sizes: D, Dv <= DB. TMA zero-fills columns past D (Dv) and rows past
  * the tensor, so zeros add nothing. Rows of a key block past L_kv hold the
  * next sequence's keys (packed) or padding (padded, possibly NaN): their
