@@ -64,9 +64,10 @@
  * on its own query, its sequence's keys, and the key-block grid, which is
  * anchored at key 0 of the sequence with the static BN. A tile may process
  * more key blocks than one of its rows sees (the causal frontier of its last
- * row); for that row such a block has max -inf, so its frame stays and its
- * rescale factor is exactly 1, and it adds exact zeros: the row's bits do not depend on which
- * other rows share its tile, on the layout, or on the batch.
+ * row); for that row such a block has max -inf, so its frame stays, its
+ * rescale factor is exactly 1 and it adds exact zeros: the row's bits do
+ * not depend on which other rows share its tile, on the layout, or on the
+ * batch.
  * Work: a 1-D grid strides over items (m-block, sequence, kv head), the
  * highest m-blocks first (the longest under causal masking); an item past
  * its sequence's rows ends at once. The main launch is a programmatic

@@ -27,8 +27,9 @@
  * pair qc; warp wq of the consumer) stores its rows rbase and rbase + 8 of
  * the item whose slot is sa: o [DB / 8][4] fp32 accumulators, f and l the
  * rows' frame (flash_row_frame) and sum in it (l summed over the quad
- * here), lr the rounded P's row sums (C::LSUM, kernels/hopper_products.cuh). base: the block's
- * aligned shared memory; g, bmt: the GQA group and the tokens a tile. tr / tlead: the trace. */
+ * here), lr the rounded P's row sums (C::LSUM, kernels/hopper_products.cuh).
+ * base: the block's aligned shared memory; g, bmt: the GQA group and the
+ * tokens a tile. tr / tlead: the trace. */
 template <int DT, class C>
 __device__ __forceinline__ void
 hop_epilogue(const hop_maps &maps, const flash_args &a, uint32_t base, uint32_t sa,

@@ -99,9 +99,9 @@ __device__ __forceinline__ void flash_mask_row(float (&s)[N8][4], int h, int32_t
  * the figures of its workloads). alpha = 2^(f_old - f): the factor O and l
  * are rescaled by before the block's P V; exactly 1 when the frame did not
  * move, and the frame does not move in a block with no visible key (bm
- * -inf), so such a block changes none of the row's bits. A row whose max is still -inf has
- * f = 0 (p = 0, l and O stay 0) and alpha 0 on its first visible block.
- * m: the running max (in/out); f: the frame (in/out). */
+ * -inf), so such a block changes none of the row's bits. A row whose max
+ * is still -inf has f = 0 (p = 0, l and O stay 0) and alpha 0 on its first
+ * visible block. m: the running max (in/out); f: the frame (in/out). */
 __device__ __forceinline__ float flash_row_frame(float &m, float &f, float bm, float sl) {
     if (bm == -INFINITY) {
         return 1.0f;
