@@ -218,16 +218,16 @@ __device__ __forceinline__ void flash_store_row(uint16_t *orow, const float (&o)
     }
 }
 
-/* A row's LSE (natural log) from its raw max m and sum l:
- * (m sl + log2 l) ln 2, -inf for l = 0. */
-__device__ __forceinline__ float flash_row_lse(float m, float sum, float sl) {
-    return sum > 0.0f ? (__fmul_rn(m, sl) + __log2f(sum)) * 0.69314718055994531f : -INFINITY;
-}
-
 /* A row's LSE (natural log) from its frame f (flash_row_frame) and its sum
  * l in that frame: (f + log2 l) ln 2, -inf for l = 0. */
 __device__ __forceinline__ float flash_frame_lse(float f, float sum) {
     return sum > 0.0f ? (f + __log2f(sum)) * 0.69314718055994531f : -INFINITY;
+}
+
+/* A row's LSE from its raw max m and sum l (P against the running max: the
+ * frame is m sl): (m sl + log2 l) ln 2, -inf for l = 0. */
+__device__ __forceinline__ float flash_row_lse(float m, float sum, float sl) {
+    return flash_frame_lse(__fmul_rn(m, sl), sum);
 }
 
 #endif /* OPP_KERNELS_SOFTMAX_ROWS_CUH */
