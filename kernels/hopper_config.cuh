@@ -121,17 +121,28 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * neither (H100; bench/RESULTS.md, twenty-ninth session) */
     static constexpr bool FRAME = OPP__HOPPER_FRAME != 0;
     static_assert(LSUM >= 0 && LSUM <= 2, "OPP__HOPPER_LSUM: 0, 1 or 2");
-    /* BN 128, DB >= 128 (DB 64: C7511, ptxas serialises the wgmma
-     * pipeline): an item whose last key block holds at most 64 keys some
-     * row sees runs that block's Q K^T as m64n64 and its P V over keys
-     * 0 .. 63 only (the other scores are masked, so their P is exactly 0):
-     * under causal masking about half of the items of a sequence. Which
-     * items (kernel_list.h, OPP__HOPPER_TRIM_WHERE): 1 those of one key
-     * block (the block-0 step), 2 those of more (the loop's last step), 3
-     * both, 0 none; each variant is a copy of its step's code (D 128: 4760
-     * SASS instructions a kernel untrimmed, 5752 with 1, 5920 with 2, 6616
-     * with 3) */
-    static constexpr bool TRIM = BN_ == 128 && DB_ >= 128 && OPP__HOPPER_TRIM_WHERE != 0;
+    /* BN 128, DB >= 128 (DB 64 with OPP__HOPPER_TRIM_D64 1, below): an
+     * item whose last key block holds at most 64 keys some row sees runs
+     * that block's Q K^T as m64n64 and its P V over keys 0 .. 63 only (the
+     * other scores are masked, so their P is exactly 0): under causal
+     * masking about half of the items of a sequence. Which items
+     * (kernel_list.h, OPP__HOPPER_TRIM_WHERE): 1 those of one key block
+     * (the block-0 step), 2 those of more (the loop's last step), 3 both, 0
+     * none; each variant is a copy of its step's code (D 128: 4760 SASS
+     * instructions a kernel untrimmed, 5752 with 1, 5920 with 2, 6616 with
+     * 3) */
+#ifndef OPP__HOPPER_TRIM_D64
+#define OPP__HOPPER_TRIM_D64 0
+#endif
+    /* 1: the trim at DB 64 (BN 128, the two-consumer configuration) too.
+     * Off when it was written: ptxas serialised the wgmma pipeline (C7511).
+     * With nvcc 13.0 and the kernel of the thirtieth session it builds
+     * clean at OPP__HOPPER_TRIM_WHERE 3 and 2 (C7511 at 1 only); it would
+     * trim 47 % of encoder_mha_f16's items, 4.7 % of its key-block work
+     * (counted from the lengths). Not yet measured on a GPU: an A/B switch,
+     * off by default (bench/RESULTS.md, thirtieth session) */
+    static constexpr bool TRIM =
+        BN_ == 128 && (DB_ >= 128 || OPP__HOPPER_TRIM_D64 != 0) && OPP__HOPPER_TRIM_WHERE != 0;
     static constexpr bool TRIM_FIRST = TRIM && (OPP__HOPPER_TRIM_WHERE & 1);
     static constexpr bool TRIM_STEP = TRIM && (OPP__HOPPER_TRIM_WHERE & 2);
 #ifndef OPP__HOPPER_SOFTMAX_FIRST
