@@ -15,11 +15,15 @@
 #   - hop_trace.py's phases of a one-block, one-item trace written by hand,
 #     and exit 1 on a missing file; tf32x3_trace.py's on one block, and exit
 #     1 on a file of another shape;
-#   - oppbench --help, --list and a bad --impl (exit 2).
+#   - oppbench --help, --list and a bad --impl (exit 2);
+#   - read_ceiling --help, and its bad options, case specs, workload file
+#     and workload name (exit 2, the option named).
 # Usage (from Bazel): bench_scripts_test.sh <oppbench> <bench/fa2_sweep.py>
+#                     <read_ceiling>
 set -u
 
 oppbench="$1"
+read_ceiling="$3"
 bench="$(dirname "$2")"
 work="${TEST_TMPDIR:-$(mktemp -d)}/bench_scripts"
 rm -rf "$work"
@@ -253,6 +257,25 @@ expect oppbench_help 0 "$oppbench" --help
 has oppbench_help "--impl exact,fast,cublas"
 expect oppbench_bad_impl 2 "$oppbench" --impl exact,exact --list
 has oppbench_bad_impl "bad value for --impl: 'exact,exact'"
+
+# read_ceiling without a GPU: everything it checks before it opens the device.
+expect rc_help 0 "$read_ceiling" --help
+has rc_help "tma:ROWS:STAGES[:persistent]"
+expect rc_reps 2 "$read_ceiling" --reps 0
+has rc_reps "--reps needs an integer in 1 .. 100000, got '0'"
+expect rc_case 2 "$read_ceiling" --case tma:48:2
+has rc_case "--case 'tma:48:2'"
+expect rc_case_kind 2 "$read_ceiling" --case copy:64:2
+has rc_case_kind "--case 'copy:64:2'"
+expect rc_unknown 2 "$read_ceiling" --fast
+has rc_unknown "unknown option or missing value: '--fast'"
+expect rc_no_file 2 "$read_ceiling" --workloads "$work/none.json"
+has rc_no_file "none.json"
+printf '{"version": 1, "workloads": [{"name": "f", "dtype": "f32", "heads": 2, "kv_heads": 2, "head_size": 64, "causal": false, "lq": [1], "lkv": [8]}]}\n' >"$work/w32.json"
+expect rc_only 2 "$read_ceiling" --workloads "$work/w32.json" --only nosuch
+has rc_only "--only 'nosuch': no such workload in the file"
+expect rc_f32 2 "$read_ceiling" --workloads "$work/w32.json" --only f
+has rc_f32 "--only 'f': not 16-bit"
 
 [ "$failures" -eq 0 ] || {
     echo "$failures check(s) failed"

@@ -52,7 +52,7 @@
 # What stage/ holds afterwards (regular files only, no symbolic links):
 #   stage/tests/<test>       the test binaries (stage/tests.txt lists them,
 #                            stage/gpu_tests.txt those that use CUDA)
-#   stage/oppbench, stage/oppcheck
+#   stage/oppbench, stage/oppcheck, stage/read_ceiling (bench/read_ceiling.h)
 #                            (a binary over 1 MiB is stored as <name>.xz - those
 #                            linking the library's kernels, ~13 MiB each -
 #                            and stage/run_all.sh unpacks it on the GPU machine)
@@ -182,8 +182,8 @@ if [ -n "$tests_only" ]; then
         TESTS+=("//tests:$t")
     done
 fi
-TARGETS=("${TESTS[@]}" //bench:oppbench //tools:oppcheck)
-echo "gpu_stage: ${#TESTS[@]} test binaries + oppbench + oppcheck"
+TARGETS=("${TESTS[@]}" //bench:oppbench //bench:read_ceiling //tools:oppcheck)
+echo "gpu_stage: ${#TESTS[@]} test binaries + oppbench + read_ceiling + oppcheck"
 
 # Labels that built in this run (from Bazel's build event file); with
 # --no-build every existing -c opt output counts.
@@ -365,7 +365,7 @@ chmod a+x "$STAGE/run_all.sh" "$STAGE/ab.sh"
         echo "HEAD moved during the stage: now $now_head (the binaries are of the commit above)"
     fi
     echo "binaries:"
-    (cd "$STAGE" && find tests oppbench* oppcheck* -type f -printf '  %p %s bytes\n' 2>/dev/null | sort) || true
+    (cd "$STAGE" && find tests oppbench* read_ceiling* oppcheck* -type f -printf '  %p %s bytes\n' 2>/dev/null | sort) || true
     echo "libraries: $(find "$STAGE/lib" -type f -printf '%f ' | sort)"
     echo "GPU test binaries: $(tr '\n' ' ' <"$STAGE/gpu_tests.txt")"
     echo "bench scripts: $(cd "$STAGE/bench" && ls | tr '\n' ' ')"

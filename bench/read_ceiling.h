@@ -1,0 +1,113 @@
+/*
+ * read_ceiling.h - the read-time ceiling of a split-KV decode launch: how
+ * fast an H100 / H200 reads a workload's K and V (16-bit, [total_kv, Hkv,
+ * D] each, packed) with no arithmetic, in three access patterns:
+ *   flat     one grid-stride stream of 16-byte loads over both tensors;
+ *   cpasync  the split kernel's pattern (kernels/flash_split.cuh): a block
+ *            per item (split s, sequence b, kv head hk) of OPP__SPLIT_KEYS
+ *            keys, tiles of ROWS keys by 16-byte cp.async into a ring of
+ *            STAGES shared-memory stages, two barriers a tile;
+ *   tma      the same items and tiles by TMA (cp.async.bulk.tensor, the
+ *            Hopper kernel's 128-byte-swizzled 64-column boxes) into an
+ *            mbarrier ring fed by one producer warp, four consumer warps.
+ * Every pattern sums the 32-bit words it read (keys past a sequence's end
+ * excluded) and the sum must equal the host's, computed from the fill
+ * formula, before the pattern is timed. bench/README.md has the command;
+ * bench/RESULTS.md the figures.
+ */
+#ifndef OPP_BENCH_READ_CEILING_H
+#define OPP_BENCH_READ_CEILING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __CUDACC__
+#define RC_HOST_DEVICE __host__ __device__
+#else
+#define RC_HOST_DEVICE
+#endif
+
+/* The words of K and V: word i of tensor t (0: K, 1: V) holds
+ * rc_word(i, t). A 32-bit integer mix (two multiply-xorshift rounds). */
+static inline RC_HOST_DEVICE uint32_t rc_word(uint64_t i, uint32_t t) {
+    uint32_t x = (uint32_t)i ^ (uint32_t)(i >> 32) * 0x9E3779B9u ^ (t + 1u) * 0x85EBCA6Bu;
+    x ^= x >> 16;
+    x *= 0x7FEB352Du;
+    x ^= x >> 15;
+    x *= 0x846CA68Bu;
+    x ^= x >> 16;
+    return x;
+}
+
+typedef enum rc_pattern { RC_FLAT = 0, RC_CPASYNC = 1, RC_TMA = 2 } rc_pattern_t;
+
+/* One timed case: the pattern, and for cpasync / tma the tile's keys
+ * (ROWS: 32, 64 or 128) and the ring's stages (2 .. 8); persistent: tma
+ * on a grid of (blocks an SM x SMs) blocks striding over the items, else
+ * a block per item. */
+typedef struct rc_case {
+    rc_pattern_t pattern;
+    int32_t rows, stages, persistent;
+} rc_case_t;
+
+/* The shape read: batch sequences of lkv[b] keys, hkv kv heads, head size
+ * d (a multiple of 64, at most 256), 16-bit elements. */
+typedef struct rc_shape {
+    int32_t batch, hkv, d;
+    const int32_t *lkv;
+} rc_shape_t;
+
+/* What one case gave: the median of reps timed runs (ms), the words' sum
+ * of its validation run, the blocks an SM it ran at. */
+typedef struct rc_result {
+    double ms;
+    uint64_t sum;
+    int32_t blocks_per_sm;
+} rc_result_t;
+
+/* Host side (bench/read_ceiling_host.c). */
+
+/* Keys of all sequences; -1 when a length is negative. */
+int64_t rc_total_keys(const rc_shape_t *s);
+
+/* Split items: ceil(max lkv / split_keys) B Hkv (the split launch's grid). */
+int64_t rc_items(const rc_shape_t *s, int32_t split_keys);
+
+/* The sum over words 0 .. words-1 of tensor t of rc_word, modulo 2^64. */
+uint64_t rc_expected_sum(uint64_t words, uint32_t t);
+
+/* "flat", "cpasync r64 s2", "tma r64 s4 persistent": into buf. */
+void rc_case_name(const rc_case_t *c, char *buf, size_t size);
+
+/* Checks a case's fields; 0, or -1 with a message naming the field. */
+int rc_case_check(const rc_case_t *c, char *err, size_t err_size);
+
+/* GPU side (bench/read_ceiling_gpu.cu); every function returns 0, or -1
+ * with a message in err. */
+
+typedef struct rc_gpu rc_gpu_t;
+
+/* Allocates and fills K and V for the shape on the current device (which
+ * must be compute capability 9.0: TMA). */
+int rc_gpu_open(const rc_shape_t *s, rc_gpu_t **out, char *err, size_t err_size);
+
+/* One validation run (its sum into r->sum): 1 with a message when the sum
+ * is not `expect` (nothing timed); else `warmup` untimed and `reps` timed
+ * runs, their median into r->ms, and 0. */
+int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int32_t warmup, int32_t reps,
+               rc_result_t *r, char *err, size_t err_size);
+
+/* The device's name (for the report). */
+const char *rc_gpu_name(const rc_gpu_t *g);
+
+void rc_gpu_close(rc_gpu_t *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPP_BENCH_READ_CEILING_H */

@@ -1,0 +1,75 @@
+/*
+ * read_ceiling_host.c - the host side of bench/read_ceiling that needs no
+ * GPU (bench/read_ceiling.h): the shape's counts, the expected word sums
+ * the patterns are checked against, and the cases' names and checks.
+ * CPU-tested by //tests:read_ceiling_host_test.
+ */
+#include <stdio.h>
+
+#include "bench/read_ceiling.h"
+
+int64_t rc_total_keys(const rc_shape_t *s) {
+    int64_t n = 0;
+    for (int32_t b = 0; b < s->batch; ++b) {
+        if (s->lkv[b] < 0) {
+            return -1;
+        }
+        n += s->lkv[b];
+    }
+    return n;
+}
+
+int64_t rc_items(const rc_shape_t *s, int32_t split_keys) {
+    int32_t most = 0;
+    for (int32_t b = 0; b < s->batch; ++b) {
+        most = s->lkv[b] > most ? s->lkv[b] : most;
+    }
+    return ((int64_t)most + split_keys - 1) / split_keys * s->batch * s->hkv;
+}
+
+uint64_t rc_expected_sum(uint64_t words, uint32_t t) {
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < words; ++i) {
+        sum += rc_word(i, t);
+    }
+    return sum;
+}
+
+static const char *const rc_pattern_names[] = {"flat", "cpasync", "tma"};
+
+void rc_case_name(const rc_case_t *c, char *buf, size_t size) {
+    if (c->pattern == RC_FLAT) {
+        snprintf(buf, size, "flat");
+    } else if ((int)c->pattern >= 0 && c->pattern <= RC_TMA) {
+        snprintf(buf, size, "%s r%d s%d%s", rc_pattern_names[c->pattern], c->rows, c->stages,
+                 c->persistent ? " persistent" : "");
+    } else {
+        snprintf(buf, size, "pattern %d", (int)c->pattern);
+    }
+}
+
+int rc_case_check(const rc_case_t *c, char *err, size_t err_size) {
+    if ((int)c->pattern < 0 || c->pattern > RC_TMA) {
+        snprintf(err, err_size, "case: pattern %d (0 flat, 1 cpasync, 2 tma)", (int)c->pattern);
+        return -1;
+    }
+    if (c->pattern == RC_FLAT) {
+        return 0;
+    }
+    if (c->rows != 32 && c->rows != 64 && c->rows != 128) {
+        snprintf(err, err_size, "case %s: rows %d (32, 64 or 128)", rc_pattern_names[c->pattern],
+                 c->rows);
+        return -1;
+    }
+    if (c->stages < 2 || c->stages > 8) {
+        snprintf(err, err_size, "case %s: stages %d (2 .. 8)", rc_pattern_names[c->pattern],
+                 c->stages);
+        return -1;
+    }
+    if (c->pattern == RC_CPASYNC && c->persistent) {
+        snprintf(err, err_size,
+                 "case cpasync: persistent 1 (tma only; cpasync runs a block an item)");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,118 @@
+/*
+ * read_ceiling_host_test.c - bench/read_ceiling's host side
+ * (bench/read_ceiling.h), on the CPU: the shape's keys and split items on
+ * hand-counted lengths; rc_word against values computed by a separate
+ * Python implementation of its formula; the properties that make the word
+ * sum a check of a read pattern (no all-zero 16-byte chunk, so a dropped
+ * chunk changes the sum; K's and V's sums differ, so reading one tensor
+ * twice does); the cases' names and the errors that name the bad field.
+ *
+ *   bazel test //tests:read_ceiling_host_test
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/read_ceiling.h"
+#include "tests/test_util.h"
+
+/* {1, 1024, 1025, 0} keys, 2 kv heads: 2050 keys; the longest needs 2
+ * splits of 1024, so 2 x 4 sequences x 2 heads = 16 items. */
+static void test_counts_hand_computed(void **state) {
+    (void)state;
+    const int32_t lkv[4] = {1, 1024, 1025, 0};
+    rc_shape_t s = {4, 2, 128, lkv};
+    assert_int_equal(rc_total_keys(&s), 2050);
+    assert_int_equal(rc_items(&s, 1024), 16);
+    assert_int_equal(rc_items(&s, 512), 3 * 4 * 2);
+    const int32_t none[2] = {0, 0};
+    rc_shape_t e = {2, 8, 64, none};
+    assert_int_equal(rc_total_keys(&e), 0);
+    assert_int_equal(rc_items(&e, 1024), 0);
+    const int32_t neg[2] = {5, -1};
+    rc_shape_t n = {2, 8, 64, neg};
+    assert_int_equal(rc_total_keys(&n), -1);
+}
+
+/* Values from a Python transcription of the formula in read_ceiling.h
+ * (i ^ hi(i) 0x9E3779B9 ^ (t + 1) 0x85EBCA6B, then the two rounds),
+ * run when this test was written. */
+static void test_word_matches_python(void **state) {
+    (void)state;
+    assert_int_equal(rc_word(0, 0), 0x1efee872u);
+    assert_int_equal(rc_word(1, 0), 0xc92aa318u);
+    assert_int_equal(rc_word(12345, 0), 0xa3fd5acfu);
+    assert_int_equal(rc_word(0, 1), 0x335c3961u);
+    assert_int_equal(rc_word(((uint64_t)1 << 32) + 5, 0), 0xe5d21600u);
+    assert_true(rc_expected_sum(100000, 0) == 214296212580558ull);
+    assert_true(rc_expected_sum(100000, 1) == 215014119474678ull);
+}
+
+/* Every 16-byte chunk of the first 2^20 (16 MiB of each tensor) holds a
+ * nonzero word: a pattern that skips a chunk reads a smaller sum. */
+static void test_no_zero_chunk(void **state) {
+    (void)state;
+    for (uint32_t t = 0; t < 2; ++t) {
+        int zero = 0;
+        for (uint64_t c = 0; c < ((uint64_t)1 << 20); ++c) {
+            const uint32_t a = rc_word(4 * c, t), b = rc_word(4 * c + 1, t),
+                           d = rc_word(4 * c + 2, t), e = rc_word(4 * c + 3, t);
+            zero += (a | b | d | e) == 0;
+        }
+        assert_int_equal(zero, 0);
+    }
+}
+
+/* K's and V's sums differ (reading K twice is caught), and the sum grows
+ * with every word (a missing tail is caught). */
+static void test_sums_tell_tensors_apart(void **state) {
+    (void)state;
+    const uint64_t n = (uint64_t)1 << 20;
+    assert_true(rc_expected_sum(n, 0) != rc_expected_sum(n, 1));
+    assert_true(rc_expected_sum(n, 0) != rc_expected_sum(n - 4, 0));
+    assert_true(rc_expected_sum(0, 0) == 0);
+}
+
+static void test_case_names(void **state) {
+    (void)state;
+    char buf[64];
+    const rc_case_t flat = {RC_FLAT, 0, 0, 0}, cp = {RC_CPASYNC, 64, 2, 0},
+                    tma = {RC_TMA, 32, 4, 1};
+    rc_case_name(&flat, buf, sizeof buf);
+    assert_string_equal(buf, "flat");
+    rc_case_name(&cp, buf, sizeof buf);
+    assert_string_equal(buf, "cpasync r64 s2");
+    rc_case_name(&tma, buf, sizeof buf);
+    assert_string_equal(buf, "tma r32 s4 persistent");
+}
+
+/* check CASE, WANT: rc_case_check fails and its message contains WANT. */
+static void expect_bad(rc_case_t c, const char *want) {
+    char err[128] = "";
+    assert_int_equal(rc_case_check(&c, err, sizeof err), -1);
+    if (strstr(err, want) == NULL) {
+        fail_msg("message '%s' lacks '%s'", err, want);
+    }
+}
+
+static void test_case_check_names_field(void **state) {
+    (void)state;
+    char err[128];
+    const rc_case_t ok[3] = {{RC_FLAT, 0, 0, 0}, {RC_CPASYNC, 128, 2, 0}, {RC_TMA, 32, 8, 1}};
+    for (int i = 0; i < 3; ++i) {
+        assert_int_equal(rc_case_check(&ok[i], err, sizeof err), 0);
+    }
+    expect_bad((rc_case_t){RC_TMA, 48, 2, 0}, "rows 48");
+    expect_bad((rc_case_t){RC_CPASYNC, 64, 1, 0}, "stages 1");
+    expect_bad((rc_case_t){RC_TMA, 64, 9, 0}, "stages 9");
+    expect_bad((rc_case_t){RC_CPASYNC, 64, 2, 1}, "persistent");
+    expect_bad((rc_case_t){(rc_pattern_t)7, 64, 2, 0}, "pattern 7");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counts_hand_computed), cmocka_unit_test(test_word_matches_python),
+        cmocka_unit_test(test_no_zero_chunk),        cmocka_unit_test(test_sums_tell_tensors_apart),
+        cmocka_unit_test(test_case_names),           cmocka_unit_test(test_case_check_names_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
