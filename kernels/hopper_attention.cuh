@@ -252,8 +252,8 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
         auto issue_qk = [&](uint32_t s, auto halfc) {
             hop_issue_qk<DT, C, decltype(halfc)::value>(sc, smem, c, s);
         };
-        auto issue_pv = [&](uint32_t s, auto halfc) {
-            hop_issue_pv<DT, C, decltype(halfc)::value>(o, lr, pa, smem, s);
+        auto issue_pv = [&](uint32_t s, auto halfc, auto lsumc) {
+            hop_issue_pv<DT, C, decltype(halfc)::value, decltype(lsumc)::value>(o, lr, pa, smem, s);
         };
         /* after a wait: the registers of the retired products, fenced so the
          * compiler neither reads them earlier nor reuses them before */
@@ -379,12 +379,15 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                 if (C::PINGPONG) {
                     hop_bar_sync(turn, 256);
                 }
+                if constexpr (C::LSUM_AHEAD) { /* P_{j-1}'s rounded sums, retired with S_j */
+                    hop_issue_lsum<DT, C>(lr, pa, smem);
+                }
                 issue_qk(s, halfc);
                 if constexpr (C::RESCALE_EARLY) {
                     rescale_o(pend); /* alpha_{j-1}, under Q K_j^T */
                 }
                 hop_mbar_wait(smem.v_full(sp), php);
-                issue_pv(sp, full_t());
+                issue_pv(sp, full_t(), std::integral_constant<bool, C::LSUM_WITH_PV>());
                 if (C::PINGPONG) {
                     hop_bar_arrive(next_turn, 256);
                 }
@@ -464,10 +467,11 @@ static __global__ void __launch_bounds__(C::THREADS, 1)
                     hop_fence_proxy_async();
                     hop_bar_sync(1, C::CTHREADS);
                 }
+                using lsum_t = std::integral_constant<bool, C::LSUM != 0>;
                 if (C::TRIM && half_last) {
-                    issue_pv(s, half_t());
+                    issue_pv(s, half_t(), lsum_t());
                 } else {
-                    issue_pv(s, full_t());
+                    issue_pv(s, full_t(), lsum_t());
                 }
                 wgmma_wait<0>();
                 fence_ov();

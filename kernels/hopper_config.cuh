@@ -109,6 +109,20 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * EXACT's rounded output -1.7, -3.4, -2.2, -0.9 %), for 1.8-5.4 % more
      * time (bench/RESULTS.md, twenty-ninth session). */
     static constexpr int LSUM = OPP__HOPPER_LSUM;
+#ifndef OPP__HOPPER_LSUM_AHEAD
+#define OPP__HOPPER_LSUM_AHEAD 0
+#endif
+    /* 1: a step's rounded sums of P_{j-1} (LSUM) in a wgmma group of their
+     * own, issued before Q K_j^T and retired with it, so that the step's
+     * wait for P_{j-1} V_{j-1} no longer covers them (the last block keeps
+     * them with its P V); the same operations on lr in the same order.
+     * Twenty-ninth session, call F: the rounded sums cost prefill 4 % and
+     * long 5 %, with the tensor pipe as busy; placing them after the P V
+     * steps in its group cost more. Not at DB 256 (RESCALE_EARLY rescales
+     * lr under Q K^T). Built, not yet measured on a GPU (thirty-first
+     * session), off by default */
+    static constexpr bool LSUM_AHEAD = OPP__HOPPER_LSUM_AHEAD != 0 && LSUM != 0 && !RESCALE_EARLY;
+    static constexpr bool LSUM_WITH_PV = LSUM != 0 && !LSUM_AHEAD;
 #ifndef OPP__HOPPER_FRAME
 #define OPP__HOPPER_FRAME 0
 #endif

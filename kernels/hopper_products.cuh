@@ -9,6 +9,8 @@
  *                    with C::LSUM also lr += P 1, m64n8k16 of the same
  *                    fragments against 128 bytes of ones (no swizzle, both
  *                    core matrices the same): the rows' sums of the rounded P
+ *                    (with C::LSUM_AHEAD in a group of their own, issued
+ *                    before the next block's Q K^T: hop_issue_lsum)
  * With C::UNIFORM_DESC the consumer and the stage are made compile-time
  * indices (hop_uniform_switch): the descriptors are then uniform, one
  * uniform add a k16 step (hop_desc_at), no per-operand R2UR; else they are
@@ -73,18 +75,23 @@ __device__ __forceinline__ void hop_issue_qk(float (&sc)[C::BN / 2], const hop_s
     }
 }
 
+/* The descriptor of the 128 bytes of ones: address field only (no
+ * swizzle; leading and stride byte offsets 0, so both core matrices of a
+ * k16 step are the same 128 bytes). */
+template <class C> __device__ __forceinline__ uint64_t hop_ones_desc(const hop_smem<C> &smem) {
+    return (uint64_t)((smem.ones() & 0x3FFFFu) >> 4);
+}
+
 /* O += P V: o [DB / 2] fp32 accumulators, pa the A fragments of P (the
- * storage type), V in stage s; HALF: its first 64 keys only. With
- * C::LSUM, lr [4] += the rows' sums of those P (lr[0], lr[1]: row lane / 4
- * of the warp's 16, lr[2], lr[3]: that + 8). */
-template <int DT, class C, bool HALF>
+ * storage type), V in stage s; HALF: its first 64 keys only. With LSUM
+ * (C::LSUM), lr [4] += the rows' sums of those P (lr[0], lr[1]: row lane /
+ * 4 of the warp's 16, lr[2], lr[3]: that + 8), one m64n8k16 after each k16
+ * step. */
+template <int DT, class C, bool HALF, bool LSUM>
 __device__ __forceinline__ void hop_issue_pv(float (&o)[C::DB / 2], float (&lr)[4],
                                              const uint32_t (&pa)[C::BN / 16][4],
                                              const hop_smem<C> &smem, uint32_t s) {
-    /* the ones: address field only (no swizzle; leading and stride byte
-     * offsets 0, so both core matrices of the k16 step are the same 128
-     * bytes) */
-    const uint64_t d1 = (uint64_t)((smem.ones() & 0x3FFFFu) >> 4);
+    const uint64_t d1 = hop_ones_desc(smem);
     auto pv = [&](uint32_t vb) {
         wgmma_fence();
 #pragma unroll
@@ -99,7 +106,7 @@ __device__ __forceinline__ void hop_issue_pv(float (&o)[C::DB / 2], float (&lr)[
             } else {
                 wgmma_rs_n256<DT>(o, pa[kk], db, 1);
             }
-            if constexpr (C::LSUM != 0) {
+            if constexpr (LSUM) {
                 wgmma_rs_n8<DT>(lr, pa[kk], d1, 1);
             }
         }
@@ -113,6 +120,20 @@ __device__ __forceinline__ void hop_issue_pv(float (&o)[C::DB / 2], float (&lr)[
         hop_fence_reg(vb);
         pv(vb);
     }
+}
+
+/* lr += P 1 alone (C::LSUM_AHEAD): the rows' sums of the whole block's P
+ * (pa), its own wgmma group, issued and committed, not waited for. */
+template <int DT, class C>
+__device__ __forceinline__ void hop_issue_lsum(float (&lr)[4], const uint32_t (&pa)[C::BN / 16][4],
+                                               const hop_smem<C> &smem) {
+    const uint64_t d1 = hop_ones_desc(smem);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < C::BN / 16; ++kk) {
+        wgmma_rs_n8<DT>(lr, pa[kk], d1, 1);
+    }
+    wgmma_commit();
 }
 
 #endif /* OPP_KERNELS_HOPPER_PRODUCTS_CUH */
