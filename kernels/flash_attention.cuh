@@ -97,6 +97,7 @@
 #include "kernels/flash_config.cuh"
 #include "kernels/flash_split.cuh"
 #include "kernels/flash_tile.cuh"
+#include "kernels/hopper_ops.cuh"
 #include "kernels/kernels.h"
 #include "kernels/softmax_rows.cuh"
 #include "lib/internal/check.h"

@@ -103,30 +103,12 @@ static opp_status_t flash_split_enqueue(const flash_args &sa, const opp__guard_r
     return OPP_STATUS_SUCCESS;
 }
 
-template <int DT, class C>
-static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
-                                       const opp__guard_record_t *rec, struct CUstream_st *stream,
-                                       bool after_hopper) {
-    /* BN 64 whatever C's (the narrow tile is a warp per 16 keys): a split
-     * row never runs on C's tile, so its key-block grid is its own */
-    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, 64, 4> S;
-    flash_args sa = a;
-    sa.n_mb = 1;
-    sa.items =
-        ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
-    /* every sequence's split tokens ts = min(L_q, floor(64 / G)) <= this
-     * (L_q <= max_seqlen_q, or the guard stops the run): at most 16 split
-     * rows in every item, so the narrow-only instance serves the launch
-     * (the tile is the item's own choice either way: the same bits) */
-    const int64_t most = OPP__SPLIT_ROWS / a.g;
-    const int64_t ts_max = p->max_seqlen_q < most ? p->max_seqlen_q : most;
-    if (ts_max * a.g <= OPP__SPLIT_NARROW_ROWS) {
-        OPP_TRY((flash_split_enqueue<DT, S, true>(sa, rec, stream, after_hopper)));
-    } else {
-        OPP_TRY((flash_split_enqueue<DT, S, false>(sa, rec, stream, after_hopper)));
-    }
-    OPP_CUDA_TRY(cudaGetLastError());
-    /* the combine, in split order */
+/* The combine of a split launch, in split order, after it on `stream`:
+ * ts_max bounds every sequence's split tokens (flash_launch_split). */
+template <int DT>
+static opp_status_t flash_launch_combine(const flash_args &a, int64_t ts_max,
+                                         const opp__guard_record_t *rec,
+                                         struct CUstream_st *stream) {
     flash_combine_args ca;
     memset(&ca, 0, sizeof(ca));
     ca.src = flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, a.g};
@@ -150,6 +132,32 @@ static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t
     flash_combine_kernel<DT><<<cgrid, 128, 0, (cudaStream_t)stream>>>(ca, rec);
     OPP_CUDA_TRY(cudaGetLastError());
     return OPP_STATUS_SUCCESS;
+}
+
+template <int DT, class C>
+static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
+                                       const opp__guard_record_t *rec, struct CUstream_st *stream,
+                                       bool after_hopper) {
+    /* BN 64 whatever C's (the narrow tile is a warp per 16 keys): a split
+     * row never runs on C's tile, so its key-block grid is its own */
+    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, 64, 4> S;
+    flash_args sa = a;
+    sa.n_mb = 1;
+    sa.items =
+        ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
+    /* every sequence's split tokens ts = min(L_q, floor(64 / G)) <= this
+     * (L_q <= max_seqlen_q, or the guard stops the run): at most 16 split
+     * rows in every item, so the narrow-only instance serves the launch
+     * (the tile is the item's own choice either way: the same bits) */
+    const int64_t most = OPP__SPLIT_ROWS / a.g;
+    const int64_t ts_max = p->max_seqlen_q < most ? p->max_seqlen_q : most;
+    if (ts_max * a.g <= OPP__SPLIT_NARROW_ROWS) {
+        OPP_TRY((flash_split_enqueue<DT, S, true>(sa, rec, stream, after_hopper)));
+    } else {
+        OPP_TRY((flash_split_enqueue<DT, S, false>(sa, rec, stream, after_hopper)));
+    }
+    OPP_CUDA_TRY(cudaGetLastError());
+    return flash_launch_combine<DT>(a, ts_max, rec, stream);
 }
 
 /* The arguments every FAST launch shares, from the problem and its plan,

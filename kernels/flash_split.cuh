@@ -65,10 +65,12 @@ struct flash_seq_src {
         }
     }
     /* rows of sequence b's partials before it; every thread of the block
-     * calls it (it syncs) and gets the same value; red: 32 int64 of shared */
-    __device__ int64_t split_offset(int32_t b, long long *red) const {
+     * calls it (it syncs) and gets the same value; red: 32 int64 of shared.
+     * NT > 0: threads 0 .. NT-1 alone call it (NT a multiple of 32), and
+     * sync on named barrier 1 (the TMA split kernel's consumers) */
+    template <int NT = 0> __device__ int64_t split_offset(int32_t b, long long *red) const {
         long long acc = 0;
-        for (int32_t i = threadIdx.x; i < b; i += blockDim.x) {
+        for (int32_t i = threadIdx.x; i<b; i += NT> 0 ? (unsigned)NT : blockDim.x) {
             int32_t lq, lkv;
             lengths(i, &lq, &lkv);
             const int32_t ts = flash_split_tokens(lq, lkv, g);
@@ -80,12 +82,20 @@ struct flash_seq_src {
         for (int o = 16; o > 0; o >>= 1) {
             acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
         }
-        const int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-        __syncthreads(); /* red is free (a previous call may still read it) */
+        const int warp = threadIdx.x >> 5, nw = (NT > 0 ? (unsigned)NT : blockDim.x) >> 5;
+        if constexpr (NT > 0) { /* red is free (a previous call may still read it) */
+            asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
+        } else {
+            __syncthreads();
+        }
         if ((threadIdx.x & 31) == 0) {
             red[warp] = acc;
         }
-        __syncthreads();
+        if constexpr (NT > 0) {
+            asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
+        } else {
+            __syncthreads();
+        }
         long long sum = 0;
         for (int w = 0; w < nw; ++w) {
             sum += red[w];

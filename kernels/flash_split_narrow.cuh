@@ -44,14 +44,15 @@
 static_assert(OPP__SPLIT_NARROW_ROWS == 16, "one m16 tile (kernels/kernel_list.h)");
 
 /* Offsets (16-bit elements) of the narrow tile's shared memory, for the
- * split tile's configuration C (its BN and PITCH). */
-template <class C> struct flash_narrow_layout {
+ * split tile's configuration C (its BN and PITCH); TMA: without K and V
+ * (the TMA split kernel's ring holds them). */
+template <class C, bool TMA = false> struct flash_narrow_layout {
     static constexpr int NWARPS = 4;
     static constexpr int PS_PITCH = C::BN + 8; /* 16-byte aligned rows for ldmatrix */
     static constexpr size_t Q = 0;
     static constexpr size_t K = Q + (size_t)OPP__SPLIT_NARROW_ROWS * C::PITCH;
-    static constexpr size_t V = K + C::KV_ELEMS;
-    static constexpr size_t PS = V + C::KV_ELEMS;
+    static constexpr size_t V = K + (TMA ? 0 : C::KV_ELEMS);
+    static constexpr size_t PS = V + (TMA ? 0 : C::KV_ELEMS);
     static constexpr size_t PF = PS + (size_t)OPP__SPLIT_NARROW_ROWS * PS_PITCH;  /* floats */
     static constexpr size_t MX = PF + (size_t)OPP__SPLIT_NARROW_ROWS * C::BN * 2; /* floats */
     static constexpr size_t ELEMS = MX + (size_t)NWARPS * OPP__SPLIT_NARROW_ROWS * 2;
@@ -62,13 +63,39 @@ template <class C> struct flash_narrow_layout {
     static constexpr int NQ = (C::DB / 16 + NWARPS - 1) / NWARPS;
 };
 
+/* The K / V ring of the TMA split kernel (kernels/hopper_split.cuh), as
+ * the narrow tile reads it: stage s of key block count n (n % STAGES,
+ * phase n / STAGES % 2) at ring + s STAGE, K's DB / 64 panels of 64 keys x
+ * 128 bytes (128-byte swizzle, 16-byte chunk c of key row r at chunk c ^ (r
+ * % 8)) then V's; full[s] completes when TMA has written stage s, empty[s]
+ * when the four consumer warps are done with it; n counts this block's key
+ * blocks over its items. */
+struct flash_narrow_ring {
+    uint32_t ring, bars; /* shared-space addresses: stages; full[STAGES], empty[STAGES] */
+    uint8_t *gring;      /* the stages, generic */
+    uint32_t n;
+};
+
+/* This lane's ldmatrix address of the 16-byte chunk `chunk` (8 columns) of
+ * key row `row` in a swizzled K or V tile at `tile` (panels of 64 rows). */
+__device__ __forceinline__ uint32_t flash_swz_addr(uint32_t tile, int row, int chunk) {
+    return tile + (uint32_t)(chunk >> 3) * 8192u + (uint32_t)row * 128u +
+           ((uint32_t)((chunk & 7) ^ (row & 7)) << 4);
+}
+
 /* Item w = (split, sequence b, kv head hk) of the split launch, whose split
  * rows number at most 16; smem: flash_narrow_layout<C>::BYTES; red: 32 int64
- * of shared memory. Every thread of the block calls it. */
-template <int DT, class C>
+ * of shared memory. Every thread of the block calls it. TMA: the TMA split
+ * kernel's consumers (threads 0 .. 127; the producer warp beside them
+ * fills `ring`): K and V come from the ring, not by cp.async, the block's
+ * barriers are named barrier 1 of 128 threads, and V rows past the
+ * sequence (another sequence's keys) become zeros before P V; every product
+ * and stored value is the same. */
+template <int DT, class C, bool TMA = false>
 __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t *smem, int64_t w,
-                                                   long long *red) {
-    typedef flash_narrow_layout<C> L;
+                                                   long long *red,
+                                                   flash_narrow_ring *ring = nullptr) {
+    typedef flash_narrow_layout<C, TMA> L;
     const int64_t per = (int64_t)a.batch * a.hkv;
     const int32_t split = (int32_t)(w / per);
     const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
@@ -88,9 +115,19 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     const int32_t nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);
     const int32_t jb = split * (OPP__SPLIT_KEYS / C::BN);
     const int32_t je = jb + OPP__SPLIT_KEYS / C::BN < nkb ? jb + OPP__SPLIT_KEYS / C::BN : nkb;
+    constexpr int OFF_THREADS = TMA ? 128 : 0; /* split_offset's threads (0: the block) */
     const int64_t part0 =
-        flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g}.split_offset(b, red) +
+        flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g}.template split_offset<OFF_THREADS>(
+            b, red) +
         (int64_t)split * ts;
+    /* the block's barrier: every thread, or the TMA kernel's consumers */
+    auto sync = [&]() {
+        if constexpr (TMA) {
+            asm volatile("bar.sync 1, 128;" ::: "memory");
+        } else {
+            __syncthreads();
+        }
+    };
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int qr = lane >> 2, qc = lane & 3; /* fragment row / column pair */
@@ -106,7 +143,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     /* Q's 16 rows (past the sequence, columns past D: zeros) */
     flash_load_q<C, OPP__SPLIT_NARROW_ROWS>(sq, qg, a.q.row, a.q.head, a.d, r0, nrows, t0, rem0, g,
                                             a.fd_g, ld_r, ld_c);
-    if (jb < je) {
+    if (!TMA && jb < je) {
         flash_load_kv<C>(sk, kg, a.k.row, a.d, jb, lkv, ld_r, ld_c);
     }
     flash_cp_async_commit();
@@ -139,15 +176,31 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     }
 
     for (int32_t j = jb; j < je; ++j) {
+        /* TMA: this block's stage (K_j, V_j) */
+        const uint32_t st = TMA ? ring->n % OPP__SPLIT_TMA_STAGES : 0;
+        const uint32_t tk = TMA ? ring->ring + st * (4u * C::DB * 64u) : 0;
+        const uint32_t tv = tk + 2u * C::DB * 64u;
         flash_cp_async_wait<0>();
-        __syncthreads(); /* K_j (and Q) landed; every warp is done with V_{j-1} and P */
-        flash_load_kv<C>(sv, vg, a.v.row, a.dv, j, lkv, ld_r, ld_c);
+        if constexpr (TMA) {
+            hop_mbar_wait(ring->bars + 8u * st, (ring->n / OPP__SPLIT_TMA_STAGES) & 1u);
+        }
+        sync(); /* K_j (and Q) landed; every warp is done with V_{j-1} and P */
+        if constexpr (!TMA) {
+            flash_load_kv<C>(sv, vg, a.v.row, a.dv, j, lkv, ld_r, ld_c);
+        }
         flash_cp_async_commit();
 
         /* A: S for this warp's 16 keys (the split tile's n-tiles 2 warp, 2 warp + 1),
          * by the split tile's own products (flash_qk: one m16 tile, one key pair) */
         float s1[1][2][4] = {{{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}}};
-        flash_qk<DT, C::DB, 1, 1, C::PITCH>(s1, q_lane, k_lane + warp * 16 * C::PITCH * 2, a.d);
+        if constexpr (TMA) {
+            const int krow = warp * 16 + (lane & 7) + (lane >> 4) * 8;
+            flash_qk_addr<DT, C::DB>(s1[0], q_lane, a.d, [&](int ks) {
+                return flash_swz_addr(tk, krow, ks * 2 + ((lane >> 3) & 1));
+            });
+        } else {
+            flash_qk<DT, C::DB, 1, 1, C::PITCH>(s1, q_lane, k_lane + warp * 16 * C::PITCH * 2, a.d);
+        }
         float(&s)[2][4] = s1[0];
         if (a.cap_log2 != 0.0f) {
             flash_softcap<false>(s, a.cap_log2, a.cap_scale, a.cap_x2);
@@ -170,8 +223,8 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
                 mxs[warp * OPP__SPLIT_NARROW_ROWS + qr + 8 * h] = mx;
             }
         }
-        __syncthreads(); /* the maxima are visible; every warp is done with K_j */
-        if (j + 1 < je) {
+        sync(); /* the maxima are visible; every warp is done with K_j */
+        if (!TMA && j + 1 < je) {
             flash_load_kv<C>(sk, kg, a.k.row, a.d, j + 1, lkv, ld_r, ld_c);
         }
         flash_cp_async_commit();
@@ -198,8 +251,24 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
                 *(uint32_t *)(ps + row * L::PS_PITCH + key) = flash_type<DT>::pack(p0, p1);
             }
         }
-        flash_cp_async_wait<1>();
-        __syncthreads(); /* V_j landed (K_{j+1} may not have); P is visible */
+        if constexpr (TMA) {
+            /* V rows past the sequence: another sequence's values (or the
+             * tensor's end), zeros as the cp.async tile loads them; whole
+             * 128-byte rows, so the swizzle does not matter */
+            const int32_t left = lkv - j * C::BN;
+            if (left < C::BN) {
+                const int chunks = (C::BN - left) * 8;
+                for (int i = tid; i < chunks * (C::DB / 64); i += 128) {
+                    const int p = i / chunks, r = i % chunks;
+                    *(uint4 *)(ring->gring + (tv - ring->ring) + p * 8192 + left * 128 + r * 16) =
+                        make_uint4(0, 0, 0, 0);
+                }
+                hop_fence_proxy_async(); /* before the stage's next TMA write */
+            }
+        } else {
+            flash_cp_async_wait<1>();
+        }
+        sync(); /* V_j landed (K_{j+1} may not have); P is visible */
 
         /* C: l in warp 0, in the split tile's order of this thread's keys */
         if (warp == 0) {
@@ -223,8 +292,18 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
          * groups in order, fragments one group ahead */
         constexpr int VT = C::BN / 16 * L::NQ;
         uint32_t pa[2][4], vf[2][4];
+        /* V's ldmatrix address of (k16 step kk, this warp's pair q) */
+        auto v_at = [&](int kk, int q) {
+            if constexpr (TMA) {
+                const int n2 = warp * L::NQ + q;
+                return flash_swz_addr(tv, kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                      (n2 < C::DB / 16 ? n2 : C::DB / 16 - 1) * 2 + (lane >> 4));
+            } else {
+                return v_col[q] + kk * 16 * C::PITCH * 2;
+            }
+        };
         flash_ldmatrix_x4(pa[0], p_lane);
-        flash_ldmatrix_x4_trans(vf[0], v_col[0]);
+        flash_ldmatrix_x4_trans(vf[0], v_at(0, 0));
 #pragma unroll
         for (int t = 0; t < VT; ++t) {
             const int kk = t / L::NQ, q = t % L::NQ;
@@ -233,13 +312,20 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
                 if (q1 == 0) {
                     flash_ldmatrix_x4(pa[kk1 & 1], p_lane + kk1 * 16 * 2);
                 }
-                flash_ldmatrix_x4_trans(vf[(t + 1) & 1], v_col[q1] + kk1 * 16 * C::PITCH * 2);
+                flash_ldmatrix_x4_trans(vf[(t + 1) & 1], v_at(kk1, q1));
             }
             const int n2 = warp * L::NQ + q;
             if (n2 < C::DB / 16 && n2 * 16 < a.dv) { /* uniform */
                 flash_mma<DT>(o[2 * q], pa[kk & 1], vf[t & 1][0], vf[t & 1][1]);
                 flash_mma<DT>(o[2 * q + 1], pa[kk & 1], vf[t & 1][2], vf[t & 1][3]);
             }
+        }
+        if constexpr (TMA) { /* this warp is done with the stage */
+            __syncwarp();
+            if (lane == 0) {
+                hop_mbar_arrive(ring->bars + 8u * (OPP__SPLIT_TMA_STAGES + st));
+            }
+            ++ring->n;
         }
     }
     flash_cp_async_wait<0>();
@@ -266,7 +352,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
             a.part_ml[prow] = make_float2(m[h] == -INFINITY ? -INFINITY : f[h], sum);
         }
     }
-    __syncthreads(); /* shared memory is reused by the block's next item */
+    sync(); /* shared memory is reused by the block's next item */
 }
 
 #endif /* OPP_KERNELS_FLASH_SPLIT_NARROW_CUH */

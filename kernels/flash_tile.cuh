@@ -228,6 +228,30 @@ __device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_l
     }
 }
 
+/* flash_qk<DT, DB, 1, 1, PITCH> (one m16 tile, one key pair) with K's
+ * ldmatrix address of k16 step ks from kaddr(ks): the TMA split kernel's
+ * swizzled tiles (kernels/flash_split_narrow.cuh). The same fragments, the
+ * same products in the same order, one step ahead; s: [2][4]. */
+template <int DT, int DB, class KA>
+__device__ __forceinline__ void flash_qk_addr(float (&s)[2][4], uint32_t q_lane, const int &d,
+                                              KA &&kaddr) {
+    constexpr int KT = DB / 16;
+    uint32_t qa[2][4], kf[2][4];
+    flash_ldmatrix_x4(qa[0], q_lane);
+    flash_ldmatrix_x4(kf[0], kaddr(0));
+#pragma unroll
+    for (int t = 0; t < KT; ++t) {
+        if (t + 1 < KT) {
+            flash_ldmatrix_x4(qa[(t + 1) & 1], q_lane + (t + 1) * 16 * 2);
+            flash_ldmatrix_x4(kf[(t + 1) & 1], kaddr(t + 1));
+        }
+        if (t * 16 < d) { /* uniform */
+            flash_mma<DT>(s[0], qa[t & 1], kf[t & 1][0], kf[t & 1][1]);
+            flash_mma<DT>(s[1], qa[t & 1], kf[t & 1][2], kf[t & 1][3]);
+        }
+    }
+}
+
 /* The main tile's output: this thread's O / l (inv: per row) in the
  * storage type into so ([BM][PITCH], Q's buffer: the caller's barrier has
  * every warp past its last Q K^T), then the block copies the rows below

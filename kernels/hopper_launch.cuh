@@ -107,6 +107,9 @@ static inline bool hop_tma_ok(const opp__tensor_t *t, int64_t nb) {
     return true;
 }
 
+/* the TMA split kernel (OPP__SPLIT_TMA): after the maps' helpers above */
+#include "kernels/hopper_split.cuh"
+
 /* One launch of configuration C on `stream`: a 1-D grid of min(items,
  * SMs) blocks of C::THREADS threads, items = ceil(max_seqlen_q / (BM / G))
  * * B * Hkv, C::SMEM_BYTES of dynamic shared memory, running the sequences
@@ -191,8 +194,9 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
  * the sequences hop_takes_wide() gives it (when max_seqlen_kv allows one),
  * then C on the others. Then, when the plan has split partials and DB <=
  * OPP__SPLIT_DMAX, `split` (the flash split launch and combine of the same
- * bucket, a programmatic dependent of the last launch here); all on
- * `stream`, in that order. */
+ * bucket, a programmatic dependent of the last launch here; or, with
+ * OPP__SPLIT_TMA where it applies, the TMA split kernel's: hop_split_tma);
+ * all on `stream`, in that order. */
 template <int DT, class C, class W = C>
 static opp_status_t
 hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_st *stream,
@@ -216,7 +220,10 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
         a.hop_class = 0;
     }
     if (a.split_on) {
-        return split(a, p, rec, stream, launched); /* PDL after a launch of this kernel */
+        bool done = false; /* the TMA split kernel, where it is on and applies */
+        OPP_TRY((hop_split_tma<DT, C::DB>(a, p, rec, stream, launched, &done)));
+        return done ? OPP_STATUS_SUCCESS
+                    : split(a, p, rec, stream, launched); /* PDL after a launch of this kernel */
     }
     return OPP_STATUS_SUCCESS;
 }

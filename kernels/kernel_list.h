@@ -295,6 +295,18 @@
 #define OPP__SPLIT_KEYS 1024
 #define OPP__SPLIT_ROWS 64
 #define OPP__SPLIT_DMAX 128
+/* 1: on SM 90, a split launch whose items all take the narrow tile runs
+ * the TMA split kernel (kernels/hopper_split.cuh: the narrow tile's
+ * arithmetic, the same bits, its K and V by TMA into a ring of
+ * OPP__SPLIT_TMA_STAGES stages fed by a producer warp, a persistent grid);
+ * 0 (default): the split kernel of kernels/flash_split.cuh. Built, not yet
+ * measured on a GPU (bench/RESULTS.md, thirty-first session). */
+#ifndef OPP__SPLIT_TMA
+#define OPP__SPLIT_TMA 0
+#endif
+#ifndef OPP__SPLIT_TMA_STAGES
+#define OPP__SPLIT_TMA_STAGES 3
+#endif
 /* A sequence with at most this many split rows (ts G) runs them on the
  * narrow tile (kernels/flash_split_narrow.cuh: four warps on one m16
  * tile), a longer one on the split tile; a row's bits are the same. */

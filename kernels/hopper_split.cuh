@@ -1,0 +1,181 @@
+/*
+ * hopper_split.cuh - the TMA split kernel (OPP__SPLIT_TMA, kernels/
+ * kernel_list.h): on SM 90, the split launch of a batch whose items all
+ * take the narrow tile (at most 16 split rows: decode and short
+ * speculative sequences) with the narrow tile's arithmetic unchanged
+ * (kernels/flash_split_narrow.cuh, TMA = true: the same products, the same
+ * partials bit for bit), its K and V by TMA. Included by
+ * kernels/hopper_launch.cuh (sm_90a objects only).
+ *
+ *   k, v      [total_kv | B*S_kv rows, Hkv, D] 16-bit, tensor maps {64
+ *             columns, 1 head, 64 keys, 1} (128-byte swizzle, zeros past
+ *             the tensor)
+ *   part_o, part_ml: the split partials (kernels/flash_split.cuh)
+ *
+ * Why: the split kernel's blocks load their K and V by cp.async between
+ * the tile's barriers, a block an item, one K and one V buffer; on decode
+ * it ran ~10 % above the read time of its own access pattern (bench/
+ * RESULTS.md, thirteenth session). Here a persistent grid of blocks walks
+ * the split launch's items in its order (w = blockIdx.x + i gridDim.x);
+ * in each block warp 4 (lane 0) loads every key block's K and V into a
+ * ring of OPP__SPLIT_TMA_STAGES stages, running ahead across item ends,
+ * while warps 0-3 run the narrow tile on them (full[s] / empty[s]
+ * mbarriers, a block's key-block count n shared by both sides). Q stays a
+ * cp.async load of the consumers. Shared memory, from a 1024-byte-aligned
+ * base: the ring | full[S], empty[S] | the narrow tile's Q, P and row
+ * maxima (flash_narrow_layout<S, true>): at D 128 with 3 stages 108 KB,
+ * two blocks an SM.
+ * Built, not yet run on a GPU: off by default.
+ */
+#ifndef OPP_KERNELS_HOPPER_SPLIT_CUH
+#define OPP_KERNELS_HOPPER_SPLIT_CUH
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include "kernels/flash_launch.cuh"
+#include "kernels/hopper_ops.cuh"
+
+/* The TMA split kernel's shared memory for the narrow tile's config S. */
+template <class S> struct hop_split_layout {
+    static constexpr uint32_t STAGES = OPP__SPLIT_TMA_STAGES;
+    static constexpr uint32_t STAGE = 4u * S::DB * 64u; /* K then V: 64 keys each */
+    static constexpr uint32_t BARS = STAGES * STAGE;
+    static constexpr uint32_t NARROW = (BARS + 16u * STAGES + 15u) & ~15u;
+    static constexpr size_t BYTES = 1024 + NARROW + flash_narrow_layout<S, true>::BYTES;
+    static_assert(STAGES >= 2 && STAGES <= 8, "OPP__SPLIT_TMA_STAGES: 2 .. 8");
+    static_assert(S::BN == 64 && S::DB % 64 == 0 && S::DB <= 128, "64-key blocks, whole panels");
+};
+
+/* The producer (one thread): every key block of the items of this block,
+ * in the consumers' order, into stage n % STAGES once the consumers have
+ * released it; the same items and blocks as flash_split_narrow walks. */
+template <class S>
+__device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, const flash_args &a,
+                                  uint32_t ring, uint32_t bars) {
+    typedef hop_split_layout<S> L;
+    const int64_t per = (int64_t)a.batch * a.hkv;
+    const bool causal = a.is_causal != 0;
+    uint32_t n = 0;
+    for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
+        const int32_t split = (int32_t)(w / per);
+        const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
+        const flash_seq seq = flash_seq_of(a, b);
+        const int32_t ts = flash_split_tokens(seq.lq, seq.lkv, a.g);
+        const int64_t nrows = (int64_t)seq.lq * a.g, r0 = (int64_t)(seq.lq - ts) * a.g;
+        if (r0 >= nrows || (int64_t)split * OPP__SPLIT_KEYS >= seq.lkv) {
+            continue; /* the consumers skip it too */
+        }
+        const int32_t kend = flash_key_end(causal, (nrows - 1) / a.g, seq.lq, seq.lkv);
+        const int32_t nkb = (int32_t)(((int64_t)kend + S::BN - 1) / S::BN);
+        const int32_t jb = split * (OPP__SPLIT_KEYS / S::BN);
+        const int32_t je = jb + OPP__SPLIT_KEYS / S::BN < nkb ? jb + OPP__SPLIT_KEYS / S::BN : nkb;
+        /* the sequence's first key row and batch coordinate */
+        const int32_t row0 = a.cu_kv != NULL ? a.cu_kv[b] : 0, bc = a.cu_kv != NULL ? 0 : b;
+        for (int32_t j = jb; j < je; ++j, ++n) {
+            const uint32_t st = n % L::STAGES, ph = (n / L::STAGES) & 1u;
+            const uint32_t full = bars + 8u * st, dst = ring + st * L::STAGE;
+            hop_mbar_wait(bars + 8u * (L::STAGES + st), ph ^ 1u); /* a fresh barrier passes */
+            hop_mbar_expect_tx(full, L::STAGE);
+#pragma unroll
+            for (int p = 0; p < S::DB / 64; ++p) {
+                hop_tma_load_4d(dst + p * 8192u, mk, full, 64 * p, hk, row0 + j * S::BN, bc);
+                hop_tma_load_4d(dst + 2u * S::DB * 64u + p * 8192u, mv, full, 64 * p, hk,
+                                row0 + j * S::BN, bc);
+            }
+        }
+    }
+}
+
+/* grid.x blocks of 160 threads stride over a.items (split, sequence, kv
+ * head) as the split kernel's items; rec: the guard record. */
+template <int DT, class S>
+static __global__ void __launch_bounds__(160, 2)
+    hop_split_kernel(const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv,
+                     const flash_args a, const opp__guard_record_t *rec) {
+    typedef hop_split_layout<S> L;
+    extern __shared__ __align__(16) uint8_t hop_split_raw[];
+    __shared__ long long red[32];
+    const uint32_t raw = flash_smem_addr(hop_split_raw), base = (raw + 1023u) & ~1023u;
+    uint8_t *gbase = hop_split_raw + (base - raw);
+    const uint32_t bars = base + L::BARS;
+    if (threadIdx.x == 0) {
+        for (uint32_t s = 0; s < L::STAGES; ++s) {
+            hop_mbar_init(bars + 8u * s, 1);               /* full: the producer's expect_tx */
+            hop_mbar_init(bars + 8u * (L::STAGES + s), 4); /* empty: the consumer warps */
+        }
+        hop_mbar_init_fence();
+    }
+    __syncthreads();
+    if (rec->code == OPP_STATUS_SUCCESS) { /* bad cu_seqlens / nonpad: touch nothing */
+        if (threadIdx.x >= 128) {
+            if (threadIdx.x == 128) {
+                hop_split_produce<S>(&mk, &mv, a, base, bars);
+            }
+        } else {
+            flash_narrow_ring ring = {base, bars, gbase, 0};
+            for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
+                flash_split_narrow<DT, S, true>(a, (uint16_t *)(gbase + L::NARROW), w, red, &ring);
+            }
+        }
+    }
+    /* after the Hopper kernel this launch is its programmatic dependent
+     * (as flash_split_kernel): it does not end before that kernel */
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+/* The split launch and its combine by the TMA split kernel, when
+ * OPP__SPLIT_TMA is on and it applies (every item on the narrow tile, DB
+ * <= OPP__SPLIT_DMAX, K and V addressable by TMA): *done true; else
+ * nothing enqueued, *done false (the caller runs the split kernel).
+ * after_hopper: as flash_launch_split's. */
+template <int DT, int DB>
+static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
+                                  const opp__guard_record_t *rec, struct CUstream_st *stream,
+                                  bool after_hopper, bool *done) {
+    *done = false;
+    if constexpr (OPP__SPLIT_TMA == 0 || DB > OPP__SPLIT_DMAX) {
+        (void)a, (void)p, (void)rec, (void)stream, (void)after_hopper;
+        return OPP_STATUS_SUCCESS;
+    } else {
+        typedef flash_cfg<DB, OPP__SPLIT_ROWS, 64, 4> S; /* flash_launch_split's tile */
+        typedef hop_split_layout<S> L;
+        const int64_t most = OPP__SPLIT_ROWS / a.g;
+        const int64_t ts_max = p->max_seqlen_q < most ? p->max_seqlen_q : most;
+        const bool packed = p->layout == OPP__LAYOUT_PACKED;
+        const int64_t nb = packed ? 1 : p->batch;
+        if (ts_max * a.g > OPP__SPLIT_NARROW_ROWS || !hop_tma_ok(&p->k, nb) ||
+            !hop_tma_ok(&p->v, nb)) {
+            return OPP_STATUS_SUCCESS;
+        }
+        flash_args sa = a;
+        sa.n_mb = 1;
+        sa.items =
+            ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
+        hop_encode_fn enc = NULL;
+        OPP_TRY(hop_encoder(&enc));
+        CUtensorMap mk, mv;
+        const int64_t kv_rows = packed ? p->total_kv : p->kv_seqlen;
+        OPP_TRY(hop_map(enc, &mk, "k", &p->k, DT, p->a.d, p->a.hkv, kv_rows, nb, 1, 64));
+        OPP_TRY(hop_map(enc, &mv, "v", &p->v, DT, p->a.dv, p->a.hkv, kv_rows, nb, 1, 64));
+        static int smem_set[OPP__DEVICE_CACHE_SLOTS];
+        OPP_TRY(flash_smem_once((const void *)hop_split_kernel<DT, S>, L::BYTES, smem_set));
+        int sms = 0, per_sm = 0;
+        OPP_TRY(flash_sm_count(&sms));
+        OPP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hop_split_kernel<DT, S>,
+                                                                   160, L::BYTES));
+        const int64_t cap = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+        const unsigned grid = (unsigned)(sa.items < cap ? sa.items : cap);
+        if (after_hopper) {
+            OPP_TRY(flash_launch_dependent(hop_split_kernel<DT, S>, grid, 160, L::BYTES, stream, mk,
+                                           mv, sa, rec));
+        } else {
+            hop_split_kernel<DT, S><<<grid, 160, L::BYTES, (cudaStream_t)stream>>>(mk, mv, sa, rec);
+        }
+        OPP_CUDA_TRY(cudaGetLastError());
+        *done = true;
+        return flash_launch_combine<DT>(a, ts_max, rec, stream);
+    }
+}
+
+#endif /* OPP_KERNELS_HOPPER_SPLIT_CUH */
