@@ -18,6 +18,7 @@
 
 #include "kernels/fastdiv.h"
 #include "kernels/kernel_list.h"
+#include "kernels/split_rule.h"
 #include "kernels/kernels.h"
 
 // --- configuration
@@ -83,13 +84,10 @@ struct flash_args {
 
 // --- a sequence
 
-/* Keys visible to local query token t: 0 .. key_end - 1 (clamped to 0..lkv). */
+/* Keys visible to local query token t: 0 .. key_end - 1 (clamped to 0..lkv;
+ * kernels/split_rule.h). */
 __device__ __forceinline__ int32_t flash_key_end(bool causal, int64_t t, int32_t lq, int32_t lkv) {
-    if (!causal) {
-        return lkv;
-    }
-    const int64_t e = t + (int64_t)lkv - lq + 1;
-    return (int32_t)(e < 0 ? 0 : (e > lkv ? lkv : e));
+    return opp__key_end(causal, t, lq, lkv);
 }
 
 /* Sequence b of the batch: its lengths, and where its rows start (element

@@ -36,13 +36,13 @@
 #include "kernels/flash_tile.cuh"
 #include "kernels/kernel_list.h"
 #include "kernels/kernels.h"
+#include "kernels/split_rule.h"
 #include "lib/internal/problem.h"
 
 /* How many of a sequence's last query tokens run split (0: none), for lq
- * queries, lkv keys and G query heads per kv head. */
+ * queries, lkv keys and G query heads per kv head (kernels/split_rule.h). */
 __device__ __forceinline__ int32_t flash_split_tokens(int32_t lq, int32_t lkv, int32_t g) {
-    const int32_t most = OPP__SPLIT_ROWS / g;
-    return lkv > OPP__SPLIT_KEYS ? (lq < most ? lq : most) : 0;
+    return opp__split_tokens(lq, lkv, g);
 }
 
 /* Number of splits of a sequence with lkv keys. */

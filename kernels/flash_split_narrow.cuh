@@ -108,7 +108,10 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     if (r0 >= nrows || (int64_t)split * OPP__SPLIT_KEYS >= lkv) {
         return; /* uniform: no split rows, or past the keys */
     }
-    /* the split tile's key range and masks, for the same rows */
+    /* the split tile's key range and masks, for the same rows (the blocks:
+     * opp__split_blocks of kernels/split_rule.h, which the TMA split
+     * kernel's producer calls; written out here, where the call changed
+     * ptxas's schedule of the default kernels) */
     const bool causal = a.is_causal != 0;
     const int32_t kend_tile = flash_key_end(causal, (nrows - 1) / g, lq, lkv);
     const int32_t kfull = flash_key_end(causal, r0 / g, lq, lkv); /* visible to every row */

@@ -61,15 +61,10 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
         const int32_t split = (int32_t)(w / per);
         const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
         const flash_seq seq = flash_seq_of(a, b);
-        const int32_t ts = flash_split_tokens(seq.lq, seq.lkv, a.g);
-        const int64_t nrows = (int64_t)seq.lq * a.g, r0 = (int64_t)(seq.lq - ts) * a.g;
-        if (r0 >= nrows || (int64_t)split * OPP__SPLIT_KEYS >= seq.lkv) {
+        int32_t jb, je; /* the blocks the consumers' narrow tile runs (kernels/split_rule.h) */
+        if (!opp__split_blocks(seq.lq, seq.lkv, a.g, causal, split, S::BN, &jb, &je)) {
             continue; /* the consumers skip it too */
         }
-        const int32_t kend = flash_key_end(causal, (nrows - 1) / a.g, seq.lq, seq.lkv);
-        const int32_t nkb = (int32_t)(((int64_t)kend + S::BN - 1) / S::BN);
-        const int32_t jb = split * (OPP__SPLIT_KEYS / S::BN);
-        const int32_t je = jb + OPP__SPLIT_KEYS / S::BN < nkb ? jb + OPP__SPLIT_KEYS / S::BN : nkb;
         /* the sequence's first key row and batch coordinate */
         const int32_t row0 = a.cu_kv != NULL ? a.cu_kv[b] : 0, bc = a.cu_kv != NULL ? 0 : b;
         for (int32_t j = jb; j < je; ++j, ++n) {

@@ -1,0 +1,67 @@
+/*
+ * split_rule.h - which of a sequence's query rows run split-KV and which
+ * key blocks a split runs for them (kernels/flash_split.cuh): plain C,
+ * usable from host C (//tests:split_rule_test checks it against the keys
+ * each row sees, one by one) and from CUDA device code, where the split
+ * tiles and the TMA split kernel's producer (kernels/hopper_split.cuh)
+ * share it, so that both walk the same blocks.
+ */
+#ifndef OPP_KERNELS_SPLIT_RULE_H
+#define OPP_KERNELS_SPLIT_RULE_H
+
+#include <stdint.h>
+
+#include "kernels/kernel_list.h"
+
+#ifdef __CUDACC__
+#define OPP__SPLIT_HD __host__ __device__
+#else
+#define OPP__SPLIT_HD
+#endif
+
+/* Keys visible to local query token t of a sequence of lq queries and lkv
+ * keys: 0 .. key_end - 1 (tail-aligned causal: t sees key k iff k <= t +
+ * lkv - lq; clamped to 0 .. lkv). */
+static inline OPP__SPLIT_HD int32_t opp__key_end(int causal, int64_t t, int32_t lq, int32_t lkv) {
+    if (!causal) {
+        return lkv;
+    }
+    const int64_t e = t + (int64_t)lkv - lq + 1;
+    return (int32_t)(e < 0 ? 0 : (e > lkv ? lkv : e));
+}
+
+/* How many of a sequence's last query tokens run split (0: none), for lq
+ * queries, lkv keys and G query heads per kv head. */
+static inline OPP__SPLIT_HD int32_t opp__split_tokens(int32_t lq, int32_t lkv, int32_t g) {
+    const int32_t most = OPP__SPLIT_ROWS / g;
+    return lkv > OPP__SPLIT_KEYS ? (lq < most ? lq : most) : 0;
+}
+
+/* The key blocks [*jb, *je) of BN keys (BN divides OPP__SPLIT_KEYS) that
+ * split `split` of the sequence runs for its split rows: 0 (and *jb = *je
+ * = 0) when it runs none (no split rows, or the split starts at or past
+ * the last key), else 1 with *jb < *je. The blocks end at the last split
+ * row's last visible key (the rows' widest view). */
+static inline OPP__SPLIT_HD int opp__split_blocks(int32_t lq, int32_t lkv, int32_t g, int causal,
+                                                  int32_t split, int32_t bn, int32_t *jb,
+                                                  int32_t *je) {
+    const int32_t ts = opp__split_tokens(lq, lkv, g);
+    const int64_t nrows = (int64_t)lq * g;
+    const int64_t r0 = (int64_t)(lq - ts) * g;
+    *jb = *je = 0;
+    if (r0 >= nrows || (int64_t)split * OPP__SPLIT_KEYS >= lkv) {
+        return 0;
+    }
+    const int32_t kend = opp__key_end(causal, (nrows - 1) / g, lq, lkv);
+    const int32_t nkb = (int32_t)(((int64_t)kend + bn - 1) / bn);
+    const int32_t b0 = split * (OPP__SPLIT_KEYS / bn);
+    const int32_t e = b0 + OPP__SPLIT_KEYS / bn < nkb ? b0 + OPP__SPLIT_KEYS / bn : nkb;
+    if (e <= b0) {
+        return 0; /* not reached: the last row sees every key (tail-aligned) */
+    }
+    *jb = b0;
+    *je = e;
+    return 1;
+}
+
+#endif /* OPP_KERNELS_SPLIT_RULE_H */
