@@ -15,16 +15,17 @@
  * Why: the split kernel's blocks load their K and V by cp.async between
  * the tile's barriers, a block an item, one K and one V buffer; on decode
  * it ran ~10 % above the read time of its own access pattern (bench/
- * RESULTS.md, thirteenth session). Here a persistent grid of blocks walks
- * the split launch's items in its order (w = blockIdx.x + i gridDim.x);
- * in each block warp 4 (lane 0) loads every key block's K and V into a
- * ring of OPP__SPLIT_TMA_STAGES stages, running ahead across item ends,
- * while warps 0-3 run the narrow tile on them (full[s] / empty[s]
- * mbarriers, a block's key-block count n shared by both sides). Q stays a
- * cp.async load of the consumers. Shared memory, from a 1024-byte-aligned
- * base: the ring | full[S], empty[S] | the narrow tile's Q, P and row
- * maxima (flash_narrow_layout<S, true>): at D 128 with 3 stages 108 KB,
- * two blocks an SM.
+ * RESULTS.md, thirteenth session). Here a grid of as many blocks as the
+ * SMs hold claims the split launch's items dynamically (in order, from a
+ * counter in the guard record: blocks that start late, behind the Hopper
+ * kernel's, or draw short items take more); in each block warp 4 (lane 0)
+ * claims, hands each item with split blocks to warps 0-3 through a ring of
+ * slots, and loads its key blocks' K and V into a ring of
+ * OPP__SPLIT_TMA_STAGES stages ahead of them, across item ends, while
+ * warps 0-3 run the narrow tile on them (full / empty mbarriers; a block's
+ * key-block count n shared by both sides). Q stays a cp.async load of the
+ * consumers. Shared memory: hop_split_layout (at D 128 with 3 stages
+ * 108 KB, two blocks an SM).
  * Built, not yet run on a GPU: off by default.
  */
 #ifndef OPP_KERNELS_HOPPER_SPLIT_CUH
@@ -36,41 +37,70 @@
 #include "kernels/flash_launch.cuh"
 #include "kernels/hopper_ops.cuh"
 
-/* The TMA split kernel's shared memory for the narrow tile's config S. */
+/* The TMA split kernel's shared memory for the narrow tile's config S:
+ * the ring's STAGES stages | full[STAGES], empty[STAGES] | the item
+ * handoff's ifull[SLOTS], iempty[SLOTS] and SLOTS int64 items | the narrow
+ * tile's buffers. */
 template <class S> struct hop_split_layout {
     static constexpr uint32_t STAGES = OPP__SPLIT_TMA_STAGES;
+    /* items in flight between the producer and the consumers: one more than
+     * the stages, so that one-block items never hold the producer back */
+    static constexpr uint32_t SLOTS = STAGES + 1;
     static constexpr uint32_t STAGE = 4u * S::DB * 64u; /* K then V: 64 keys each */
     static constexpr uint32_t BARS = STAGES * STAGE;
-    static constexpr uint32_t NARROW = (BARS + 16u * STAGES + 15u) & ~15u;
+    static constexpr uint32_t IBARS = BARS + 16u * STAGES;
+    static constexpr uint32_t ITEMS = IBARS + 16u * SLOTS;
+    static constexpr uint32_t NARROW = (ITEMS + 8u * SLOTS + 15u) & ~15u;
     static constexpr size_t BYTES = 1024 + NARROW + flash_narrow_layout<S, true>::BYTES;
     static_assert(STAGES >= 2 && STAGES <= 8, "OPP__SPLIT_TMA_STAGES: 2 .. 8");
     static_assert(S::BN == 64 && S::DB % 64 == 0 && S::DB <= 128, "64-key blocks, whole panels");
 };
 
-/* The producer (one thread): every key block of the items of this block,
- * in the consumers' order, into stage n % STAGES once the consumers have
- * released it; the same items and blocks as flash_split_narrow walks. */
+/* The producer (one thread): claims the launch's items in order from the
+ * guard record's work_next_split (an atomic; the guard zeroes it each
+ * call), skips those with no split block (opp__split_blocks), hands each
+ * other item to the consumers through the slot ring (ifull / iempty),
+ * then -1 when none is left; and loads each handed item's key blocks, in
+ * the consumers' order, into stage n % STAGES once they have released
+ * it. */
 template <class S>
 __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, const flash_args &a,
-                                  uint32_t ring, uint32_t bars) {
+                                  opp__guard_record_t *rec, uint32_t base, uint8_t *gbase) {
     typedef hop_split_layout<S> L;
+    const uint32_t bars = base + L::BARS, ibars = base + L::IBARS;
     const int64_t per = (int64_t)a.batch * a.hkv;
     const bool causal = a.is_causal != 0;
+    unsigned long long *ctr = (unsigned long long *)&rec->work_next_split;
     uint32_t n = 0;
-    for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
-        const int32_t split = (int32_t)(w / per);
-        const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
-        const flash_seq seq = flash_seq_of(a, b);
-        int32_t jb, je; /* the blocks the consumers' narrow tile runs (kernels/split_rule.h) */
-        if (!opp__split_blocks(seq.lq, seq.lkv, a.g, causal, split, S::BN, &jb, &je)) {
-            continue; /* the consumers skip it too */
+    for (uint32_t it = 0;; ++it) {
+        int64_t w;
+        int32_t b = 0, hk = 0, jb = 0, je = 0;
+        for (;;) { /* the next item with split blocks, or -1 */
+            w = (int64_t)atomicAdd(ctr, 1ull);
+            if (w >= a.items) {
+                w = -1;
+                break;
+            }
+            const int32_t split = (int32_t)(w / per);
+            b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
+            const flash_seq seq = flash_seq_of(a, b);
+            if (opp__split_blocks(seq.lq, seq.lkv, a.g, causal, split, S::BN, &jb, &je)) {
+                break;
+            }
+        }
+        const uint32_t slot = it % L::SLOTS, sph = (it / L::SLOTS) & 1u;
+        hop_mbar_wait(ibars + 8u * (L::SLOTS + slot), sph ^ 1u); /* a fresh barrier passes */
+        *(volatile int64_t *)(gbase + L::ITEMS + 8u * slot) = w;
+        hop_mbar_arrive(ibars + 8u * slot); /* release: the consumers read w after it */
+        if (w < 0) {
+            return;
         }
         /* the sequence's first key row and batch coordinate */
         const int32_t row0 = a.cu_kv != NULL ? a.cu_kv[b] : 0, bc = a.cu_kv != NULL ? 0 : b;
         for (int32_t j = jb; j < je; ++j, ++n) {
             const uint32_t st = n % L::STAGES, ph = (n / L::STAGES) & 1u;
-            const uint32_t full = bars + 8u * st, dst = ring + st * L::STAGE;
-            hop_mbar_wait(bars + 8u * (L::STAGES + st), ph ^ 1u); /* a fresh barrier passes */
+            const uint32_t full = bars + 8u * st, dst = base + st * L::STAGE;
+            hop_mbar_wait(bars + 8u * (L::STAGES + st), ph ^ 1u);
             hop_mbar_expect_tx(full, L::STAGE);
 #pragma unroll
             for (int p = 0; p < S::DB / 64; ++p) {
@@ -82,22 +112,27 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
     }
 }
 
-/* grid.x blocks of 160 threads stride over a.items (split, sequence, kv
- * head) as the split kernel's items; rec: the guard record. */
+/* grid.x blocks of 160 threads (at most the SMs' room), claiming the split
+ * launch's items (split, sequence, kv head) dynamically; rec: the guard
+ * record (its code read first; its work_next_split the claim counter). */
 template <int DT, class S>
 static __global__ void __launch_bounds__(160, 2)
     hop_split_kernel(const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv,
-                     const flash_args a, const opp__guard_record_t *rec) {
+                     const flash_args a, opp__guard_record_t *rec) {
     typedef hop_split_layout<S> L;
     extern __shared__ __align__(16) uint8_t hop_split_raw[];
     __shared__ long long red[32];
     const uint32_t raw = flash_smem_addr(hop_split_raw), base = (raw + 1023u) & ~1023u;
     uint8_t *gbase = hop_split_raw + (base - raw);
-    const uint32_t bars = base + L::BARS;
+    const uint32_t bars = base + L::BARS, ibars = base + L::IBARS;
     if (threadIdx.x == 0) {
         for (uint32_t s = 0; s < L::STAGES; ++s) {
             hop_mbar_init(bars + 8u * s, 1);               /* full: the producer's expect_tx */
             hop_mbar_init(bars + 8u * (L::STAGES + s), 4); /* empty: the consumer warps */
+        }
+        for (uint32_t s = 0; s < L::SLOTS; ++s) {
+            hop_mbar_init(ibars + 8u * s, 1);              /* ifull: the producer */
+            hop_mbar_init(ibars + 8u * (L::SLOTS + s), 4); /* iempty: the consumer warps */
         }
         hop_mbar_init_fence();
     }
@@ -105,11 +140,21 @@ static __global__ void __launch_bounds__(160, 2)
     if (rec->code == OPP_STATUS_SUCCESS) { /* bad cu_seqlens / nonpad: touch nothing */
         if (threadIdx.x >= 128) {
             if (threadIdx.x == 128) {
-                hop_split_produce<S>(&mk, &mv, a, base, bars);
+                hop_split_produce<S>(&mk, &mv, a, rec, base, gbase);
             }
         } else {
             flash_narrow_ring ring = {base, bars, gbase, 0};
-            for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
+            for (uint32_t it = 0;; ++it) {
+                const uint32_t slot = it % L::SLOTS;
+                hop_mbar_wait(ibars + 8u * slot, (it / L::SLOTS) & 1u);
+                const int64_t w = *(volatile const int64_t *)(gbase + L::ITEMS + 8u * slot);
+                __syncwarp(); /* every lane has read the slot */
+                if ((threadIdx.x & 31) == 0) {
+                    hop_mbar_arrive(ibars + 8u * (L::SLOTS + slot));
+                }
+                if (w < 0) {
+                    break;
+                }
                 flash_split_narrow<DT, S, true>(a, (uint16_t *)(gbase + L::NARROW), w, red, &ring);
             }
         }
@@ -126,7 +171,7 @@ static __global__ void __launch_bounds__(160, 2)
  * after_hopper: as flash_launch_split's. */
 template <int DT, int DB>
 static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
-                                  const opp__guard_record_t *rec, struct CUstream_st *stream,
+                                  opp__guard_record_t *rec, struct CUstream_st *stream,
                                   bool after_hopper, bool *done) {
     *done = false;
     if constexpr (OPP__SPLIT_TMA == 0 || DB > OPP__SPLIT_DMAX) {

@@ -70,8 +70,9 @@ typedef struct opp__guard_record {
      * claims, kernels/hopper_items.cuh): zero when the guard wrote the
      * record, so each call starts from item 0 (graph replays too) */
     uint64_t work_next;
-    uint64_t work_next_wide; /* ... of the Hopper D 64 pair's wide launch */
-    int64_t padding[24];
+    uint64_t work_next_wide;  /* ... of the Hopper D 64 pair's wide launch */
+    uint64_t work_next_split; /* ... of the TMA split kernel (kernels/hopper_split.cuh) */
+    int64_t padding[23];
 } opp__guard_record_t;
 
 /*! opp__varlen_guard_launch() :
