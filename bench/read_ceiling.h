@@ -9,7 +9,10 @@
  *            STAGES shared-memory stages, two barriers a tile;
  *   tma      the same items and tiles by TMA (cp.async.bulk.tensor, the
  *            Hopper kernel's 128-byte-swizzled 64-column boxes) into an
- *            mbarrier ring fed by one producer warp, four consumer warps.
+ *            mbarrier ring fed by one producer warp, four consumer warps;
+ *            a block an item, or persistent: as many blocks as the SMs
+ *            hold, claiming the items by an atomic counter (as the TMA
+ *            split kernel of kernels/hopper_split.cuh does).
  * Every pattern sums the 32-bit words it read (keys past a sequence's end
  * excluded) and the sum must equal the host's, computed from the fill
  * formula, before the pattern is timed. bench/README.md has the command;
@@ -47,8 +50,8 @@ typedef enum rc_pattern { RC_FLAT = 0, RC_CPASYNC = 1, RC_TMA = 2 } rc_pattern_t
 
 /* One timed case: the pattern, and for cpasync / tma the tile's keys
  * (ROWS: 32, 64 or 128) and the ring's stages (2 .. 8); persistent: tma
- * on a grid of (blocks an SM x SMs) blocks striding over the items, else
- * a block per item. */
+ * on a grid of (blocks an SM x SMs) blocks claiming the items one at a
+ * time, else a block per item. */
 typedef struct rc_case {
     rc_pattern_t pattern;
     int32_t rows, stages, persistent;

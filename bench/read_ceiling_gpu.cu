@@ -48,6 +48,7 @@ struct rc_args {
     int32_t batch, hkv, d;
     int64_t items;
     unsigned long long *sum;
+    unsigned long long *next; /* tma persistent: the next item to claim (zeroed a run) */
 };
 
 /* Item w: false when its split starts past the sequence's keys; else its
@@ -163,21 +164,25 @@ __global__ void __launch_bounds__(RC_THREADS) rc_cpasync_kernel(const rc_args a)
 
 /* tma: warps 0-3 consume, warp 4 lane 0 produces. Stages of K then V, each
  * d / 64 panels of rows x 128 bytes (the Hopper kernel's swizzled boxes),
- * from the 1024-byte-aligned base; full[s] / empty[s] after them. Blocks
- * stride over the items (a block per item when the grid is items). A
- * consumer sums rows < the tile's keys of every panel (a row's 128 bytes,
- * in whatever chunk order the swizzle left them). */
+ * from the 1024-byte-aligned base; full[s] / empty[s] and the stages'
+ * headers (the tile's valid keys, -1: no tile left) after them. The
+ * producer takes items - this block's one (a block an item: the grid is
+ * the items), or claimed from *a.next one at a time (persistent) - and
+ * writes each tile's header before its loads (the full barrier's arrive
+ * releases it); a consumer sums rows < the header's keys of every panel
+ * (a row's 128 bytes, in whatever chunk order the swizzle left them). */
 __global__ void __launch_bounds__(RC_THREADS + 32)
     rc_tma_kernel(const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv,
-                  const rc_args a, int32_t rows, int32_t stages) {
+                  const rc_args a, int32_t rows, int32_t stages, int32_t persistent) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(16) unsigned char rc_raw[];
     const uint32_t raw = flash_smem_addr(rc_raw);
     const uint32_t base = (raw + 1023u) & ~1023u;
-    const unsigned char *gbase = rc_raw + (base - raw);
+    unsigned char *gbase = rc_raw + (base - raw);
     const int panels = a.d / 64;
     const uint32_t panel = (uint32_t)rows * 128u, stage = 2u * panels * panel;
     const uint32_t bars = base + (uint32_t)stages * stage;
+    volatile int32_t *hdr = (volatile int32_t *)(gbase + (uint32_t)stages * (stage + 16u));
     auto full = [&](uint32_t s) { return bars + 8u * s; };
     auto empty = [&](uint32_t s) { return bars + 8u * ((uint32_t)stages + s); };
     if (threadIdx.x == 0) {
@@ -188,49 +193,61 @@ __global__ void __launch_bounds__(RC_THREADS + 32)
         hop_mbar_init_fence();
     }
     __syncthreads();
-    const bool producer = threadIdx.x >= RC_THREADS;
-    uint32_t tc = 0; /* tiles so far: stage tc % stages, phase (tc / stages) % 2 */
-    uint64_t acc = 0;
-    for (int64_t w = blockIdx.x; w < a.items; w += gridDim.x) {
-        int32_t hk, nkeys;
-        int64_t row0;
-        if (!rc_item(a, w, &hk, &row0, &nkeys)) {
-            continue;
-        }
-        const int32_t ntiles = (nkeys + rows - 1) / rows;
-        for (int32_t t = 0; t < ntiles; ++t, ++tc) {
-            const uint32_t s = tc % (uint32_t)stages, ph = (tc / (uint32_t)stages) & 1u;
-            if (producer) {
-                if (threadIdx.x == RC_THREADS) {
-                    hop_mbar_wait(empty(s), ph ^ 1u); /* a fresh barrier passes parity 1 */
-                    hop_mbar_expect_tx(full(s), stage);
-                    const int32_t r = (int32_t)(row0 + (int64_t)t * rows);
-                    for (int p = 0; p < panels; ++p) {
-                        hop_tma_load_4d(base + s * stage + p * panel, &mk, full(s), 64 * p, hk, r,
-                                        0);
-                        hop_tma_load_4d(base + s * stage + (panels + p) * panel, &mv, full(s),
-                                        64 * p, hk, r, 0);
-                    }
+    if (threadIdx.x == RC_THREADS) { /* the producer */
+        uint32_t tc = 0;             /* tiles so far: stage tc % stages, phase (tc / stages) % 2 */
+        for (int64_t n = 0;; ++n) {
+            const int64_t w = persistent ? (int64_t)atomicAdd(a.next, 1ull)
+                                         : (n == 0 ? (int64_t)blockIdx.x : a.items);
+            int32_t hk = 0, nkeys = 0;
+            int64_t row0 = 0;
+            const bool last = w >= a.items;
+            if (!last && !rc_item(a, w, &hk, &row0, &nkeys)) {
+                continue;
+            }
+            const int32_t ntiles = last ? 1 : (nkeys + rows - 1) / rows;
+            for (int32_t t = 0; t < ntiles; ++t, ++tc) {
+                const uint32_t s = tc % (uint32_t)stages, ph = (tc / (uint32_t)stages) & 1u;
+                hop_mbar_wait(empty(s), ph ^ 1u); /* a fresh barrier passes parity 1 */
+                if (last) {
+                    hdr[s] = -1;
+                    hop_mbar_arrive(full(s));
+                    break;
                 }
-            } else {
-                hop_mbar_wait(full(s), ph);
-                const int32_t valid = nkeys - t * rows < rows ? nkeys - t * rows : rows;
-                const uint4 *st = (const uint4 *)(gbase + s * stage);
-                const int per_panel = valid * 8; /* 16-byte chunks of the valid rows */
-                for (int p = 0; p < 2 * panels; ++p) {
-                    const uint4 *pp = st + (size_t)p * (panel / 16);
-                    for (int i = threadIdx.x; i < per_panel; i += RC_THREADS) {
-                        acc += rc_words(pp[i]);
-                    }
-                }
-                __syncwarp();
-                if ((threadIdx.x & 31) == 0) {
-                    hop_mbar_arrive(empty(s));
+                hdr[s] = nkeys - t * rows < rows ? nkeys - t * rows : rows;
+                hop_mbar_expect_tx(full(s), stage);
+                const int32_t r = (int32_t)(row0 + (int64_t)t * rows);
+                for (int p = 0; p < panels; ++p) {
+                    hop_tma_load_4d(base + s * stage + p * panel, &mk, full(s), 64 * p, hk, r, 0);
+                    hop_tma_load_4d(base + s * stage + (panels + p) * panel, &mv, full(s), 64 * p,
+                                    hk, r, 0);
                 }
             }
+            if (last) {
+                break;
+            }
         }
-    }
-    if (!producer) {
+    } else if (threadIdx.x < RC_THREADS) { /* the consumers */
+        uint64_t acc = 0;
+        for (uint32_t tc = 0;; ++tc) {
+            const uint32_t s = tc % (uint32_t)stages, ph = (tc / (uint32_t)stages) & 1u;
+            hop_mbar_wait(full(s), ph);
+            const int32_t valid = hdr[s];
+            if (valid < 0) {
+                break;
+            }
+            const uint4 *st = (const uint4 *)(gbase + s * stage);
+            const int per_panel = valid * 8; /* 16-byte chunks of the valid rows */
+            for (int p = 0; p < 2 * panels; ++p) {
+                const uint4 *pp = st + (size_t)p * (panel / 16);
+                for (int i = threadIdx.x; i < per_panel; i += RC_THREADS) {
+                    acc += rc_words(pp[i]);
+                }
+            }
+            __syncwarp();
+            if ((threadIdx.x & 31) == 0) {
+                hop_mbar_arrive(empty(s));
+            }
+        }
         rc_add(acc, a.sum);
     }
 #endif
@@ -324,7 +341,7 @@ extern "C" int rc_gpu_open(const rc_shape_t *s, rc_gpu_t **out, char *err, size_
     RC_CUDA(cudaMalloc((void **)&g->k, bytes));
     RC_CUDA(cudaMalloc((void **)&g->v, bytes));
     RC_CUDA(cudaMalloc((void **)&g->cu, cu.size() * sizeof(int32_t)));
-    RC_CUDA(cudaMalloc((void **)&g->sum, sizeof(unsigned long long)));
+    RC_CUDA(cudaMalloc((void **)&g->sum, 2 * sizeof(unsigned long long))); /* the sum, the claims */
     RC_CUDA(cudaMemcpyAsync(g->cu, cu.data(), cu.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
                             g->stream));
     rc_fill_kernel<<<g->sms * 8, 256, 0, g->stream>>>((uint32_t *)g->k, bytes / 4, 0);
@@ -358,6 +375,7 @@ static int rc_launch(rc_gpu_t *g, const rc_case_t *c, const CUtensorMap *mk, con
     a.d = g->shape.d;
     a.items = g->items;
     a.sum = g->sum;
+    a.next = g->sum + 1;
     if (c->pattern == RC_FLAT) {
         RC_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(bps, rc_flat_kernel, 256, 0));
         rc_flat_kernel<<<g->sms * * bps, 256, 0, g->stream>>>((const uint4 *)g->k,
@@ -370,7 +388,8 @@ static int rc_launch(rc_gpu_t *g, const rc_case_t *c, const CUtensorMap *mk, con
         kern = rc_cpasync_kernel<R, S>;       \
     }
         RC_PICK(32, 2)
-        RC_PICK(32, 4) RC_PICK(64, 2) RC_PICK(64, 3) RC_PICK(64, 4) RC_PICK(128, 2)
+        RC_PICK(32, 4)
+        RC_PICK(64, 2) RC_PICK(64, 3) RC_PICK(64, 4) RC_PICK(128, 2)
 #undef RC_PICK
             if (kern == NULL) {
             snprintf(err, err_size,
@@ -383,7 +402,7 @@ static int rc_launch(rc_gpu_t *g, const rc_case_t *c, const CUtensorMap *mk, con
         kern<<<(unsigned)g->items, RC_THREADS, smem, g->stream>>>(a);
     } else {
         const size_t smem = 1024 + (size_t)c->stages * 2 * (g->shape.d / 64) * c->rows * 128 +
-                            16 * (size_t)c->stages;
+                            16 * (size_t)c->stages + 4 * (size_t)c->stages;
         RC_CUDA(cudaFuncSetAttribute(rc_tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)smem));
         RC_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(bps, rc_tma_kernel, RC_THREADS + 32,
@@ -395,7 +414,7 @@ static int rc_launch(rc_gpu_t *g, const rc_case_t *c, const CUtensorMap *mk, con
         }
         const int64_t grid = c->persistent ? (int64_t)g->sms * *bps : g->items;
         rc_tma_kernel<<<(unsigned)std::min<int64_t>(grid, g->items), RC_THREADS + 32, smem,
-                        g->stream>>>(*mk, *mv, a, c->rows, c->stages);
+                        g->stream>>>(*mk, *mv, a, c->rows, c->stages, c->persistent);
     }
     RC_CUDA(cudaGetLastError());
     return 0;
@@ -418,7 +437,7 @@ extern "C" int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int3
         return -1;
     }
     int bps = 0;
-    RC_CUDA(cudaMemsetAsync(g->sum, 0, sizeof(unsigned long long), g->stream));
+    RC_CUDA(cudaMemsetAsync(g->sum, 0, 2 * sizeof(unsigned long long), g->stream));
     if (rc_launch(g, c, &mk, &mv, &bps, err, err_size) != 0) {
         return -1;
     }
@@ -435,7 +454,7 @@ extern "C" int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int3
     }
     std::vector<float> ms((size_t)reps);
     for (int32_t i = 0; i < warmup + reps; ++i) {
-        RC_CUDA(cudaMemsetAsync(g->sum, 0, sizeof(unsigned long long), g->stream));
+        RC_CUDA(cudaMemsetAsync(g->sum, 0, 2 * sizeof(unsigned long long), g->stream));
         RC_CUDA(cudaEventRecord(g->e0, g->stream));
         if (rc_launch(g, c, &mk, &mv, &bps, err, err_size) != 0) {
             return -1;
