@@ -200,11 +200,22 @@ static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
         OPP_TRY(hop_map(enc, &mv, "v", &p->v, DT, p->a.dv, p->a.hkv, kv_rows, nb, 1, 64));
         static int smem_set[OPP__DEVICE_CACHE_SLOTS];
         OPP_TRY(flash_smem_once((const void *)hop_split_kernel<DT, S>, L::BYTES, smem_set));
-        int sms = 0, per_sm = 0;
+        /* blocks an SM (the occupancy, looked up once per device) */
+        static int per_sm_cache[OPP__DEVICE_CACHE_SLOTS];
+        int sms = 0, dev = 0;
         OPP_TRY(flash_sm_count(&sms));
-        OPP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hop_split_kernel<DT, S>,
-                                                                   160, L::BYTES));
-        const int64_t cap = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+        OPP_CUDA_TRY(cudaGetDevice(&dev));
+        int per_sm = opp__device_cache_get(per_sm_cache, dev);
+        if (per_sm <= 0) {
+            OPP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per_sm, hop_split_kernel<DT, S>, 160, L::BYTES));
+            OPP_RETURN_IF(
+                per_sm <= 0, OPP_STATUS_CUDA_ERROR,
+                "the TMA split kernel (%zu bytes of shared memory) fits no SM of device %d",
+                (size_t)L::BYTES, dev);
+            opp__device_cache_set(per_sm_cache, dev, per_sm);
+        }
+        const int64_t cap = (int64_t)sms * per_sm;
         const unsigned grid = (unsigned)(sa.items < cap ? sa.items : cap);
         if (after_hopper) {
             OPP_TRY(flash_launch_dependent(hop_split_kernel<DT, S>, grid, 160, L::BYTES, stream, mk,
