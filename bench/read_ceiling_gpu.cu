@@ -24,6 +24,7 @@
 
 #include "bench/read_ceiling.h"
 #include "kernels/flash_tile.cuh"
+#include "kernels/hopper_maps.cuh"
 #include "kernels/hopper_ops.cuh"
 #include "kernels/kernel_list.h"
 
@@ -253,11 +254,6 @@ __global__ void __launch_bounds__(RC_THREADS + 32)
 #endif
 }
 
-typedef CUresult (*rc_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                 const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                                 const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
 } // namespace
 
 struct rc_gpu {
@@ -271,26 +267,19 @@ struct rc_gpu {
     char name[256];
     cudaStream_t stream;
     cudaEvent_t e0, e1;
-    rc_encode_fn enc;
+    hop_encode_fn enc;
 };
 
-/* The map of K or V as [1][total_kv][Hkv][D], box {64, 1, rows, 1}, 128-byte
- * swizzle, zeros past the last key. */
-static int rc_map(rc_gpu_t *g, CUtensorMap *m, const uint16_t *t, int32_t rows, char *err,
-                  size_t err_size) {
-    const rc_shape_t *s = &g->shape;
-    const cuuint64_t dims[4] = {(cuuint64_t)s->d, (cuuint64_t)s->hkv, (cuuint64_t)g->total_kv, 1};
-    const cuuint64_t row = (cuuint64_t)s->hkv * s->d * 2;
-    const cuuint64_t strides[3] = {(cuuint64_t)s->d * 2, row, row};
-    const cuuint32_t box[4] = {64, 1, (cuuint32_t)rows, 1}, estr[4] = {1, 1, 1, 1};
-    const CUresult r =
-        g->enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)t, dims, strides, box, estr,
-               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        snprintf(err, err_size,
-                 "cuTensorMapEncodeTiled failed (%d): %lld keys, %d heads, D %d, box rows %d",
-                 (int)r, (long long)g->total_kv, s->hkv, s->d, rows);
+/* The map of K or V as the Hopper kernel encodes it (kernels/hopper_maps.cuh:
+ * [1][total_kv][Hkv][D], box {64, 1, rows, 1}, 128-byte swizzle, zeros past
+ * the last key). */
+static int rc_map(rc_gpu_t *g, CUtensorMap *m, const char *name, const uint16_t *t, int32_t rows,
+                  char *err, size_t err_size) {
+    const int64_t row = (int64_t)g->shape.hkv * g->shape.d;
+    const opp__tensor_t tensor = {t, row, g->shape.d, row * g->total_kv};
+    if (hop_map(g->enc, m, name, &tensor, OPP_DTYPE_BF16, g->shape.d, g->shape.hkv, g->total_kv, 1,
+                1, (uint32_t)rows) != OPP_STATUS_SUCCESS) {
+        snprintf(err, err_size, "%s", opp_last_error_message());
         return -1;
     }
     return 0;
@@ -349,16 +338,10 @@ extern "C" int rc_gpu_open(const rc_shape_t *s, rc_gpu_t **out, char *err, size_
     rc_fill_kernel<<<g->sms * 8, 256, 0, g->stream>>>((uint32_t *)g->v, bytes / 4, 1);
     RC_CUDA(cudaGetLastError());
     RC_CUDA(cudaStreamSynchronize(g->stream));
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    void *p = NULL;
-    RC_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                             &q));
-    if (q != cudaDriverEntryPointSuccess || p == NULL) {
-        snprintf(err, err_size, "the CUDA driver has no cuTensorMapEncodeTiled (query result %d)",
-                 (int)q);
+    if (hop_encoder(&g->enc) != OPP_STATUS_SUCCESS) {
+        snprintf(err, err_size, "%s", opp_last_error_message());
         return -1;
     }
-    g->enc = (rc_encode_fn)p;
     return 0;
 }
 
@@ -389,7 +372,8 @@ static int rc_launch(rc_gpu_t *g, const rc_case_t *c, const CUtensorMap *mk, con
     }
         RC_PICK(32, 2)
         RC_PICK(32, 4)
-        RC_PICK(64, 2) RC_PICK(64, 3) RC_PICK(64, 4) RC_PICK(128, 2)
+        RC_PICK(64, 2)
+        RC_PICK(64, 3) RC_PICK(64, 4) RC_PICK(128, 2)
 #undef RC_PICK
             if (kern == NULL) {
             snprintf(err, err_size,
@@ -432,8 +416,8 @@ extern "C" int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int3
     CUtensorMap mk, mv;
     memset(&mk, 0, sizeof mk);
     memset(&mv, 0, sizeof mv);
-    if (c->pattern == RC_TMA && (rc_map(g, &mk, g->k, c->rows, err, err_size) != 0 ||
-                                 rc_map(g, &mv, g->v, c->rows, err, err_size) != 0)) {
+    if (c->pattern == RC_TMA && (rc_map(g, &mk, "k", g->k, c->rows, err, err_size) != 0 ||
+                                 rc_map(g, &mv, "v", g->v, c->rows, err, err_size) != 0)) {
         return -1;
     }
     int bps = 0;

@@ -1,8 +1,8 @@
 /*
  * hopper_launch.cuh - the host side of the Hopper kernel
  * (kernels/hopper_attention.cuh): the TMA tensor maps, encoded per call
- * through the driver's cuTensorMapEncodeTiled (looked up once, no libcuda
- * link, no stream work: graph-capturable), the grid, and the launch
+ * (kernels/hopper_maps.cuh: no stream work, graph-capturable), the grid,
+ * and the launch
  * function of each SM 90 line of kernels/kernel_list.h
  * (OPP__HOPPER_LAUNCHER, instantiated by kernels/hopper_d<DB>.cu).
  */
@@ -18,7 +18,9 @@
 #include "kernels/device_cache.h"
 #include "kernels/flash_launch.cuh"
 #include "kernels/hopper_attention.cuh"
+#include "kernels/hopper_maps.cuh"
 #include "kernels/hopper_sort_rule.h"
+#include "kernels/hopper_split.cuh"
 
 // --- the trace (kernels/hopper_trace.cuh; development builds only)
 
@@ -32,83 +34,6 @@ template <int DB> static void hop_trace_dump(void) {
 #endif
 
 // --- launcher
-
-typedef CUresult (*hop_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                  const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                                  const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-/* cuTensorMapEncodeTiled from the driver (through the runtime: no libcuda
- * link), looked up once. */
-static inline opp_status_t hop_encoder(hop_encode_fn *fn) {
-    static hop_encode_fn cached;
-    hop_encode_fn f = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
-    if (f == NULL) {
-        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-        void *p = NULL;
-        OPP_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
-                                                      cudaEnableDefault, &q));
-        OPP_RETURN_IF(q != cudaDriverEntryPointSuccess || p == NULL, OPP_STATUS_CUDA_ERROR,
-                      "the CUDA driver has no cuTensorMapEncodeTiled (query result %d)", (int)q);
-        f = (hop_encode_fn)p;
-        __atomic_store_n(&cached, f, __ATOMIC_RELEASE);
-    }
-    *fn = f;
-    return OPP_STATUS_SUCCESS;
-}
-
-/* The map of tensor t viewed as [nb][rows][heads][cols] (16-bit elements,
- * element strides t.batch / t.row / t.head), box {64 columns, box_heads,
- * box_rows, 1}, 128-byte swizzle, zeros out of bounds. A tensor with no
- * element (rows == 0 or no pointer) is never loaded: its map stays zero. */
-static inline opp_status_t hop_map(hop_encode_fn enc, CUtensorMap *m, const char *name,
-                                   const opp__tensor_t *t, int dt, int64_t cols, int64_t heads,
-                                   int64_t rows, int64_t nb, uint32_t box_heads,
-                                   uint32_t box_rows) {
-    memset(m, 0, sizeof(*m));
-    if (t->ptr == NULL || rows <= 0 || heads <= 0 || cols <= 0 || nb <= 0) {
-        return OPP_STATUS_SUCCESS;
-    }
-    const cuuint64_t dims[4] = {(cuuint64_t)cols, (cuuint64_t)heads, (cuuint64_t)rows,
-                                (cuuint64_t)nb};
-    const int64_t bstride = nb > 1 ? t->batch : t->row;
-    const cuuint64_t strides[3] = {(cuuint64_t)t->head * 2, (cuuint64_t)t->row * 2,
-                                   (cuuint64_t)bstride * 2};
-    const cuuint32_t box[4] = {64, box_heads, box_rows, 1};
-    const cuuint32_t estr[4] = {1, 1, 1, 1};
-    const CUresult r = enc(m,
-                           dt == OPP_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                           4, (void *)t->ptr, dims, strides, box, estr,
-                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    OPP_RETURN_IF(r != CUDA_SUCCESS, OPP_STATUS_CUDA_ERROR,
-                  "cuTensorMapEncodeTiled failed (%d) for %s: [%lld][%lld][%lld][%lld], strides "
-                  "(elements) batch %lld, row %lld, head %lld",
-                  (int)r, name, (long long)nb, (long long)rows, (long long)heads, (long long)cols,
-                  (long long)t->batch, (long long)t->row, (long long)t->head);
-    return OPP_STATUS_SUCCESS;
-}
-
-/* Whether TMA can address tensor t (16-bit elements): a 16-byte aligned
- * pointer, strides of 16-byte multiples below 2^40 bytes
- * (OPP__TMA_STRIDE_BYTES_LIMIT). */
-static inline bool hop_tma_ok(const opp__tensor_t *t, int64_t nb) {
-    const int64_t strides[3] = {t->head, t->row, nb > 1 ? t->batch : t->row};
-    if (((uintptr_t)t->ptr & 15u) != 0) {
-        return false;
-    }
-    for (int i = 0; i < 3; ++i) {
-        if (strides[i] <= 0 || (strides[i] * 2) % 16 != 0 ||
-            strides[i] * 2 >= OPP__TMA_STRIDE_BYTES_LIMIT) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* the TMA split kernel (OPP__SPLIT_TMA): after the maps' helpers above */
-#include "kernels/hopper_split.cuh"
 
 /* One launch of configuration C on `stream`: a 1-D grid of min(items,
  * SMs) blocks of C::THREADS threads, items = ceil(max_seqlen_q / (BM / G))

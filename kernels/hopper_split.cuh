@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "kernels/flash_launch.cuh"
+#include "kernels/hopper_maps.cuh"
 #include "kernels/hopper_ops.cuh"
 
 /* The TMA split kernel's shared memory for the narrow tile's config S:
