@@ -50,6 +50,20 @@ __device__ __forceinline__ int32_t flash_split_count(int32_t lkv) {
     return (int32_t)(((int64_t)lkv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS);
 }
 
+/* The block's barrier for NT = 0 (__syncthreads), else named barrier 1 of
+ * threads 0 .. NT-1 (the TMA split kernel's consumers, beside a producer
+ * warp that never joins); and how many threads it joins. */
+template <int NT> __device__ __forceinline__ void flash_sync_n() {
+    if constexpr (NT > 0) {
+        asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
+    } else {
+        __syncthreads();
+    }
+}
+template <int NT> __device__ __forceinline__ unsigned flash_sync_threads() {
+    return NT > 0 ? (unsigned)NT : blockDim.x;
+}
+
 /* Lengths of sequence b: packed (cu arrays) or padded (lq = S_q, nonpad). */
 struct flash_seq_src {
     const int32_t *cu_q, *cu_kv; /* packed, else NULL */
@@ -67,10 +81,10 @@ struct flash_seq_src {
     /* rows of sequence b's partials before it; every thread of the block
      * calls it (it syncs) and gets the same value; red: 32 int64 of shared.
      * NT > 0: threads 0 .. NT-1 alone call it (NT a multiple of 32), and
-     * sync on named barrier 1 (the TMA split kernel's consumers) */
+     * sync on named barrier 1 (flash_sync_n) */
     template <int NT = 0> __device__ int64_t split_offset(int32_t b, long long *red) const {
         long long acc = 0;
-        for (int32_t i = threadIdx.x; i<b; i += NT> 0 ? (unsigned)NT : blockDim.x) {
+        for (int32_t i = threadIdx.x; i < b; i += flash_sync_threads<NT>()) {
             int32_t lq, lkv;
             lengths(i, &lq, &lkv);
             const int32_t ts = flash_split_tokens(lq, lkv, g);
@@ -82,20 +96,12 @@ struct flash_seq_src {
         for (int o = 16; o > 0; o >>= 1) {
             acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
         }
-        const int warp = threadIdx.x >> 5, nw = (NT > 0 ? (unsigned)NT : blockDim.x) >> 5;
-        if constexpr (NT > 0) { /* red is free (a previous call may still read it) */
-            asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
-        } else {
-            __syncthreads();
-        }
+        const int warp = threadIdx.x >> 5, nw = flash_sync_threads<NT>() >> 5;
+        flash_sync_n<NT>(); /* red is free (a previous call may still read it) */
         if ((threadIdx.x & 31) == 0) {
             red[warp] = acc;
         }
-        if constexpr (NT > 0) {
-            asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
-        } else {
-            __syncthreads();
-        }
+        flash_sync_n<NT>();
         long long sum = 0;
         for (int w = 0; w < nw; ++w) {
             sum += red[w];

@@ -118,19 +118,13 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     const int32_t nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);
     const int32_t jb = split * (OPP__SPLIT_KEYS / C::BN);
     const int32_t je = jb + OPP__SPLIT_KEYS / C::BN < nkb ? jb + OPP__SPLIT_KEYS / C::BN : nkb;
-    constexpr int OFF_THREADS = TMA ? 128 : 0; /* split_offset's threads (0: the block) */
+    /* the block's barrier: every thread, or the TMA kernel's consumers */
+    constexpr int SYNC_THREADS = TMA ? 128 : 0;
+    auto sync = [] { flash_sync_n<SYNC_THREADS>(); };
     const int64_t part0 =
-        flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g}.template split_offset<OFF_THREADS>(
+        flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g}.template split_offset<SYNC_THREADS>(
             b, red) +
         (int64_t)split * ts;
-    /* the block's barrier: every thread, or the TMA kernel's consumers */
-    auto sync = [&]() {
-        if constexpr (TMA) {
-            asm volatile("bar.sync 1, 128;" ::: "memory");
-        } else {
-            __syncthreads();
-        }
-    };
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int qr = lane >> 2, qc = lane & 3; /* fragment row / column pair */
