@@ -64,24 +64,46 @@ template <class C, bool TMA = false> struct flash_narrow_layout {
 };
 
 /* The K / V ring of the TMA split kernel (kernels/hopper_split.cuh), as
- * the narrow tile reads it: stage s of key block count n (n % STAGES,
- * phase n / STAGES % 2) at ring + s STAGE, K's DB / 64 panels of 64 keys x
- * 128 bytes (128-byte swizzle, 16-byte chunk c of key row r at chunk c ^ (r
- * % 8)) then V's; full[s] completes when TMA has written stage s, empty[s]
- * when the four consumer warps are done with it; n counts this block's key
- * blocks over its items. */
-struct flash_narrow_ring {
-    uint32_t ring, bars; /* shared-space addresses: stages; full[STAGES], empty[STAGES] */
+ * its producer fills it and the narrow tile reads it, for the split tile's
+ * configuration C: the stage of key block count n (n % STAGES, phase n /
+ * STAGES % 2) holds K's DB / 64 panels of BN keys x 128 bytes (128-byte
+ * swizzle: 16-byte chunk c of key row r at chunk c ^ (r % 8)), then V's;
+ * full[s] completes when TMA has written stage s, empty[s] when the four
+ * consumer warps are done with it. n counts the key blocks a side has
+ * taken (each side keeps its own). */
+template <class C> struct flash_narrow_ring {
+    static constexpr uint32_t STAGES = OPP__SPLIT_TMA_STAGES;
+    static constexpr uint32_t PANEL = C::BN * 128u;    /* 64 columns of BN keys */
+    static constexpr uint32_t KV = C::DB / 64 * PANEL; /* K (or V) of a key block */
+    static constexpr uint32_t STAGE = 2 * KV;          /* K then V */
+    uint32_t ring, bars; /* shared-space addresses: the stages; full[STAGES], empty[STAGES] */
     uint8_t *gring;      /* the stages, generic */
     uint32_t n;
+    __device__ __forceinline__ uint32_t stage() const {
+        return n % STAGES;
+    }
+    __device__ __forceinline__ uint32_t phase() const {
+        return (n / STAGES) & 1u;
+    }
+    __device__ __forceinline__ uint32_t k(uint32_t s) const {
+        return ring + s * STAGE;
+    }
+    __device__ __forceinline__ uint32_t v(uint32_t s) const {
+        return ring + s * STAGE + KV;
+    }
+    __device__ __forceinline__ uint32_t full(uint32_t s) const {
+        return bars + 8u * s;
+    }
+    __device__ __forceinline__ uint32_t empty(uint32_t s) const {
+        return bars + 8u * (STAGES + s);
+    }
+    /* the address of 16-byte chunk `chunk` (8 columns) of key row `row` in
+     * the K or V tile at `tile` */
+    static __device__ __forceinline__ uint32_t swz(uint32_t tile, int row, int chunk) {
+        return tile + (uint32_t)(chunk >> 3) * PANEL + (uint32_t)row * 128u +
+               ((uint32_t)((chunk & 7) ^ (row & 7)) << 4);
+    }
 };
-
-/* This lane's ldmatrix address of the 16-byte chunk `chunk` (8 columns) of
- * key row `row` in a swizzled K or V tile at `tile` (panels of 64 rows). */
-__device__ __forceinline__ uint32_t flash_swz_addr(uint32_t tile, int row, int chunk) {
-    return tile + (uint32_t)(chunk >> 3) * 8192u + (uint32_t)row * 128u +
-           ((uint32_t)((chunk & 7) ^ (row & 7)) << 4);
-}
 
 /* Item w = (split, sequence b, kv head hk) of the split launch, whose split
  * rows number at most 16; smem: flash_narrow_layout<C>::BYTES; red: 32 int64
@@ -94,7 +116,7 @@ __device__ __forceinline__ uint32_t flash_swz_addr(uint32_t tile, int row, int c
 template <int DT, class C, bool TMA = false>
 __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t *smem, int64_t w,
                                                    long long *red,
-                                                   flash_narrow_ring *ring = nullptr) {
+                                                   flash_narrow_ring<C> *ring = nullptr) {
     typedef flash_narrow_layout<C, TMA> L;
     const int64_t per = (int64_t)a.batch * a.hkv;
     const int32_t split = (int32_t)(w / per);
@@ -174,12 +196,11 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
 
     for (int32_t j = jb; j < je; ++j) {
         /* TMA: this block's stage (K_j, V_j) */
-        const uint32_t st = TMA ? ring->n % OPP__SPLIT_TMA_STAGES : 0;
-        const uint32_t tk = TMA ? ring->ring + st * (4u * C::DB * 64u) : 0;
-        const uint32_t tv = tk + 2u * C::DB * 64u;
+        const uint32_t st = TMA ? ring->stage() : 0;
+        const uint32_t tk = TMA ? ring->k(st) : 0, tv = TMA ? ring->v(st) : 0;
         flash_cp_async_wait<0>();
         if constexpr (TMA) {
-            hop_mbar_wait(ring->bars + 8u * st, (ring->n / OPP__SPLIT_TMA_STAGES) & 1u);
+            hop_mbar_wait(ring->full(st), ring->phase());
         }
         sync(); /* K_j (and Q) landed; every warp is done with V_{j-1} and P */
         if constexpr (!TMA) {
@@ -193,7 +214,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         if constexpr (TMA) {
             const int krow = warp * 16 + (lane & 7) + (lane >> 4) * 8;
             flash_qk_addr<DT, C::DB>(s1[0], q_lane, a.d, [&](int ks) {
-                return flash_swz_addr(tk, krow, ks * 2 + ((lane >> 3) & 1));
+                return ring->swz(tk, krow, ks * 2 + ((lane >> 3) & 1));
             });
         } else {
             flash_qk<DT, C::DB, 1, 1, C::PITCH>(s1, q_lane, k_lane + warp * 16 * C::PITCH * 2, a.d);
@@ -249,18 +270,11 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
             }
         }
         if constexpr (TMA) {
-            /* V rows past the sequence: another sequence's values (or the
-             * tensor's end), zeros as the cp.async tile loads them; whole
-             * 128-byte rows, so the swizzle does not matter */
+            /* V rows past the sequence: zeros, as the cp.async tile loads them */
             const int32_t left = lkv - j * C::BN;
             if (left < C::BN) {
-                const int chunks = (C::BN - left) * 8;
-                for (int i = tid; i < chunks * (C::DB / 64); i += 128) {
-                    const int p = i / chunks, r = i % chunks;
-                    *(uint4 *)(ring->gring + (tv - ring->ring) + p * 8192 + left * 128 + r * 16) =
-                        make_uint4(0, 0, 0, 0);
-                }
-                hop_fence_proxy_async(); /* before the stage's next TMA write */
+                hop_zero_rows<C::DB / 64, flash_narrow_ring<C>::PANEL, 128>(
+                    ring->gring, tv - ring->ring, left, C::BN, tid);
             }
         } else {
             flash_cp_async_wait<1>();
@@ -293,8 +307,8 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         auto v_at = [&](int kk, int q) {
             if constexpr (TMA) {
                 const int n2 = warp * L::NQ + q;
-                return flash_swz_addr(tv, kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
-                                      (n2 < C::DB / 16 ? n2 : C::DB / 16 - 1) * 2 + (lane >> 4));
+                return ring->swz(tv, kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                 (n2 < C::DB / 16 ? n2 : C::DB / 16 - 1) * 2 + (lane >> 4));
             } else {
                 return v_col[q] + kk * 16 * C::PITCH * 2;
             }
@@ -320,7 +334,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         if constexpr (TMA) { /* this warp is done with the stage */
             __syncwarp();
             if (lane == 0) {
-                hop_mbar_arrive(ring->bars + 8u * (OPP__SPLIT_TMA_STAGES + st));
+                hop_mbar_arrive(ring->empty(st));
             }
             ++ring->n;
         }

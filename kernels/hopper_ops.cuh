@@ -131,6 +131,28 @@ __device__ __forceinline__ void hop_fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+/* Rows from .. to - 1 of each of PANELS panels (PANEL bytes apart, rows of
+ * 128 bytes) of the tile at byte offset off0 of gbase become zeros - whole
+ * rows, so the swizzle does not matter - by thread tid of NT; then the
+ * writes are fenced for the async proxy (a barrier must follow). The rows
+ * past a sequence's keys in its last K / V block: another sequence's
+ * values or padding, which P = 0 must not meet (0 x NaN). The TMA split
+ * kernel's narrow tile calls it; the Hopper kernel's last block still
+ * writes the same loop out (kernels/hopper_attention.cuh): calling this
+ * there changed ptxas's schedule of the D 256 kernel, which no GPU run
+ * has checked yet. */
+template <int PANELS, uint32_t PANEL, int NT>
+__device__ __forceinline__ void hop_zero_rows(uint8_t *gbase, uint32_t off0, int32_t from,
+                                              int32_t to, int tid) {
+    const uint32_t chunks = (uint32_t)(to - from) * 8u;
+    for (uint32_t i = tid; i < chunks * PANELS; i += NT) {
+        const uint32_t p = i / chunks, r = i % chunks;
+        const uint32_t off = off0 + p * PANEL + from * 128u + r * 16u;
+        *(uint4 *)(gbase + off) = make_uint4(0, 0, 0, 0);
+    }
+    hop_fence_proxy_async();
+}
+
 /* Named barrier `id` (1..15) over `count` threads (a multiple of 32). */
 __device__ __forceinline__ void hop_bar_sync(uint32_t id, uint32_t count) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");

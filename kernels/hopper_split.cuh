@@ -43,16 +43,26 @@
  * handoff's ifull[SLOTS], iempty[SLOTS] and SLOTS int64 items | the narrow
  * tile's buffers. */
 template <class S> struct hop_split_layout {
-    static constexpr uint32_t STAGES = OPP__SPLIT_TMA_STAGES;
+    typedef flash_narrow_ring<S> R;
+    static constexpr uint32_t STAGES = R::STAGES;
     /* items in flight between the producer and the consumers: one more than
      * the stages, so that one-block items never hold the producer back */
     static constexpr uint32_t SLOTS = STAGES + 1;
-    static constexpr uint32_t STAGE = 4u * S::DB * 64u; /* K then V: 64 keys each */
-    static constexpr uint32_t BARS = STAGES * STAGE;
+    static constexpr uint32_t BARS = STAGES * R::STAGE;
     static constexpr uint32_t IBARS = BARS + 16u * STAGES;
     static constexpr uint32_t ITEMS = IBARS + 16u * SLOTS;
     static constexpr uint32_t NARROW = (ITEMS + 8u * SLOTS + 15u) & ~15u;
     static constexpr size_t BYTES = 1024 + NARROW + flash_narrow_layout<S, true>::BYTES;
+    /* slot s of the handoff: its barriers, and the item (generic) */
+    static __device__ __forceinline__ uint32_t ifull(uint32_t base, uint32_t s) {
+        return base + IBARS + 8u * s;
+    }
+    static __device__ __forceinline__ uint32_t iempty(uint32_t base, uint32_t s) {
+        return base + IBARS + 8u * (SLOTS + s);
+    }
+    static __device__ __forceinline__ volatile int64_t *item(uint8_t *gbase, uint32_t s) {
+        return (volatile int64_t *)(gbase + ITEMS + 8u * s);
+    }
     static_assert(STAGES >= 2 && STAGES <= 8, "OPP__SPLIT_TMA_STAGES: 2 .. 8");
     static_assert(S::BN == 64 && S::DB % 64 == 0 && S::DB <= 128, "64-key blocks, whole panels");
 };
@@ -66,13 +76,13 @@ template <class S> struct hop_split_layout {
  * it. */
 template <class S>
 __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, const flash_args &a,
-                                  opp__guard_record_t *rec, uint32_t base, uint8_t *gbase) {
+                                  opp__guard_record_t *rec, flash_narrow_ring<S> ring,
+                                  uint8_t *gbase) {
     typedef hop_split_layout<S> L;
-    const uint32_t bars = base + L::BARS, ibars = base + L::IBARS;
+    const uint32_t base = ring.ring; /* ring.n: the key blocks loaded */
     const int64_t per = (int64_t)a.batch * a.hkv;
     const bool causal = a.is_causal != 0;
     unsigned long long *ctr = (unsigned long long *)&rec->work_next_split;
-    uint32_t n = 0;
     for (uint32_t it = 0;; ++it) {
         int64_t w;
         int32_t b = 0, hk = 0, jb = 0, je = 0;
@@ -90,24 +100,24 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
             }
         }
         const uint32_t slot = it % L::SLOTS, sph = (it / L::SLOTS) & 1u;
-        hop_mbar_wait(ibars + 8u * (L::SLOTS + slot), sph ^ 1u); /* a fresh barrier passes */
-        *(volatile int64_t *)(gbase + L::ITEMS + 8u * slot) = w;
-        hop_mbar_arrive(ibars + 8u * slot); /* release: the consumers read w after it */
+        hop_mbar_wait(L::iempty(base, slot), sph ^ 1u); /* a fresh barrier passes */
+        *L::item(gbase, slot) = w;
+        hop_mbar_arrive(L::ifull(base, slot)); /* release: the consumers read w after it */
         if (w < 0) {
             return;
         }
         /* the sequence's first key row and batch coordinate */
         const int32_t row0 = a.cu_kv != NULL ? a.cu_kv[b] : 0, bc = a.cu_kv != NULL ? 0 : b;
-        for (int32_t j = jb; j < je; ++j, ++n) {
-            const uint32_t st = n % L::STAGES, ph = (n / L::STAGES) & 1u;
-            const uint32_t full = bars + 8u * st, dst = base + st * L::STAGE;
-            hop_mbar_wait(bars + 8u * (L::STAGES + st), ph ^ 1u);
-            hop_mbar_expect_tx(full, L::STAGE);
+        for (int32_t j = jb; j < je; ++j, ++ring.n) {
+            const uint32_t st = ring.stage(), full = ring.full(st);
+            hop_mbar_wait(ring.empty(st), ring.phase() ^ 1u); /* a fresh barrier passes */
+            hop_mbar_expect_tx(full, ring.STAGE);
 #pragma unroll
             for (int p = 0; p < S::DB / 64; ++p) {
-                hop_tma_load_4d(dst + p * 8192u, mk, full, 64 * p, hk, row0 + j * S::BN, bc);
-                hop_tma_load_4d(dst + 2u * S::DB * 64u + p * 8192u, mv, full, 64 * p, hk,
-                                row0 + j * S::BN, bc);
+                hop_tma_load_4d(ring.k(st) + p * ring.PANEL, mk, full, 64 * p, hk, row0 + j * S::BN,
+                                bc);
+                hop_tma_load_4d(ring.v(st) + p * ring.PANEL, mv, full, 64 * p, hk, row0 + j * S::BN,
+                                bc);
             }
         }
     }
@@ -125,15 +135,16 @@ static __global__ void __launch_bounds__(160, 2)
     __shared__ long long red[32];
     const uint32_t raw = flash_smem_addr(hop_split_raw), base = (raw + 1023u) & ~1023u;
     uint8_t *gbase = hop_split_raw + (base - raw);
-    const uint32_t bars = base + L::BARS, ibars = base + L::IBARS;
+    /* the ring; each side counts the key blocks it has taken in its copy */
+    flash_narrow_ring<S> ring = {base, base + L::BARS, gbase, 0};
     if (threadIdx.x == 0) {
         for (uint32_t s = 0; s < L::STAGES; ++s) {
-            hop_mbar_init(bars + 8u * s, 1);               /* full: the producer's expect_tx */
-            hop_mbar_init(bars + 8u * (L::STAGES + s), 4); /* empty: the consumer warps */
+            hop_mbar_init(ring.full(s), 1);  /* the producer's expect_tx */
+            hop_mbar_init(ring.empty(s), 4); /* the consumer warps */
         }
         for (uint32_t s = 0; s < L::SLOTS; ++s) {
-            hop_mbar_init(ibars + 8u * s, 1);              /* ifull: the producer */
-            hop_mbar_init(ibars + 8u * (L::SLOTS + s), 4); /* iempty: the consumer warps */
+            hop_mbar_init(L::ifull(base, s), 1);  /* the producer */
+            hop_mbar_init(L::iempty(base, s), 4); /* the consumer warps */
         }
         hop_mbar_init_fence();
     }
@@ -141,17 +152,16 @@ static __global__ void __launch_bounds__(160, 2)
     if (rec->code == OPP_STATUS_SUCCESS) { /* bad cu_seqlens / nonpad: touch nothing */
         if (threadIdx.x >= 128) {
             if (threadIdx.x == 128) {
-                hop_split_produce<S>(&mk, &mv, a, rec, base, gbase);
+                hop_split_produce<S>(&mk, &mv, a, rec, ring, gbase);
             }
         } else {
-            flash_narrow_ring ring = {base, bars, gbase, 0};
             for (uint32_t it = 0;; ++it) {
                 const uint32_t slot = it % L::SLOTS;
-                hop_mbar_wait(ibars + 8u * slot, (it / L::SLOTS) & 1u);
-                const int64_t w = *(volatile const int64_t *)(gbase + L::ITEMS + 8u * slot);
+                hop_mbar_wait(L::ifull(base, slot), (it / L::SLOTS) & 1u);
+                const int64_t w = *L::item(gbase, slot);
                 __syncwarp(); /* every lane has read the slot */
                 if ((threadIdx.x & 31) == 0) {
-                    hop_mbar_arrive(ibars + 8u * (L::SLOTS + slot));
+                    hop_mbar_arrive(L::iempty(base, slot));
                 }
                 if (w < 0) {
                     break;
