@@ -134,23 +134,36 @@ static opp_status_t flash_launch_combine(const flash_args &a, int64_t ts_max,
     return OPP_STATUS_SUCCESS;
 }
 
-template <int DT, class C>
-static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
-                                       const opp__guard_record_t *rec, struct CUstream_st *stream,
-                                       bool after_hopper) {
-    /* BN 64 whatever C's (the narrow tile is a warp per 16 keys): a split
-     * row never runs on C's tile, so its key-block grid is its own */
-    typedef flash_cfg<C::DB, OPP__SPLIT_ROWS, 64, 4> S;
+/* The split launch's tile for head-size bucket DB: BN 64 whatever the main
+ * tile's (the narrow tile is a warp per 16 keys); a split row never runs on
+ * the main tile, so its key-block grid is its own. */
+template <int DB> using flash_split_cfg = flash_cfg<DB, OPP__SPLIT_ROWS, 64, 4>;
+
+/* The split launch's arguments from the main launch's a: an item a split
+ * of a sequence and kv head, ceil(max_seqlen_kv / S) B Hkv of them. *ts_max:
+ * a bound on every sequence's split tokens ts = min(L_q, floor(64 / G))
+ * (L_q <= max_seqlen_q, or the guard stops the run). */
+static inline flash_args flash_split_args(const flash_args &a, const opp__problem_t *p,
+                                          int64_t *ts_max) {
     flash_args sa = a;
     sa.n_mb = 1;
     sa.items =
         ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
-    /* every sequence's split tokens ts = min(L_q, floor(64 / G)) <= this
-     * (L_q <= max_seqlen_q, or the guard stops the run): at most 16 split
-     * rows in every item, so the narrow-only instance serves the launch
-     * (the tile is the item's own choice either way: the same bits) */
     const int64_t most = OPP__SPLIT_ROWS / a.g;
-    const int64_t ts_max = p->max_seqlen_q < most ? p->max_seqlen_q : most;
+    *ts_max = p->max_seqlen_q < most ? p->max_seqlen_q : most;
+    return sa;
+}
+
+template <int DT, class C>
+static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t *p,
+                                       const opp__guard_record_t *rec, struct CUstream_st *stream,
+                                       bool after_hopper) {
+    typedef flash_split_cfg<C::DB> S;
+    int64_t ts_max = 0;
+    const flash_args sa = flash_split_args(a, p, &ts_max);
+    /* at most 16 split rows in every item: the narrow-only instance serves
+     * the launch (the tile is the item's own choice either way: the same
+     * bits) */
     if (ts_max * a.g <= OPP__SPLIT_NARROW_ROWS) {
         OPP_TRY((flash_split_enqueue<DT, S, true>(sa, rec, stream, after_hopper)));
     } else {

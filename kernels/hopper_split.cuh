@@ -189,20 +189,16 @@ static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
         (void)a, (void)p, (void)rec, (void)stream, (void)after_hopper;
         return OPP_STATUS_SUCCESS;
     } else {
-        typedef flash_cfg<DB, OPP__SPLIT_ROWS, 64, 4> S; /* flash_launch_split's tile */
+        typedef flash_split_cfg<DB> S;
         typedef hop_split_layout<S> L;
-        const int64_t most = OPP__SPLIT_ROWS / a.g;
-        const int64_t ts_max = p->max_seqlen_q < most ? p->max_seqlen_q : most;
+        int64_t ts_max = 0;
+        const flash_args sa = flash_split_args(a, p, &ts_max);
         const bool packed = p->layout == OPP__LAYOUT_PACKED;
         const int64_t nb = packed ? 1 : p->batch;
         if (ts_max * a.g > OPP__SPLIT_NARROW_ROWS || !hop_tma_ok(&p->k, nb) ||
             !hop_tma_ok(&p->v, nb)) {
             return OPP_STATUS_SUCCESS;
         }
-        flash_args sa = a;
-        sa.n_mb = 1;
-        sa.items =
-            ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
         hop_encode_fn enc = NULL;
         OPP_TRY(hop_encoder(&enc));
         CUtensorMap mk, mv;
