@@ -213,7 +213,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         float s1[1][2][4] = {{{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}}};
         if constexpr (TMA) {
             const int krow = warp * 16 + (lane & 7) + (lane >> 4) * 8;
-            flash_qk_addr<DT, C::DB>(s1[0], q_lane, a.d, [&](int ks) {
+            flash_qk_at<DT, C::DB, 1, 1, C::PITCH>(s1, q_lane, a.d, [&](int, int ks) {
                 return ring->swz(tk, krow, ks * 2 + ((lane >> 3) & 1));
             });
         } else {

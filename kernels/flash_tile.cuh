@@ -185,10 +185,12 @@ __device__ __forceinline__ float flash_tanh(float x) {
  * ptxas keeps it there); steps past d multiply nothing (their products are
  * skipped, their loads read the zero columns of the tile). Shared by the
  * flash tile and the narrow split tile (MT 1, NB 1), so a row's products
- * are the same instructions on both. */
-template <int DT, int DB, int MT, int NB, int PITCH, bool QPRE = true>
-__device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_lane,
-                                         uint32_t k_lane, const int &d) {
+ * are the same instructions on both. flash_qk_at takes K's ldmatrix
+ * address of (key pair n2, k16 step ks) from kaddr(n2, ks) instead (the TMA
+ * split kernel's swizzled tiles, kernels/flash_split_narrow.cuh). */
+template <int DT, int DB, int MT, int NB, int PITCH, bool QPRE = true, class KA>
+__device__ __forceinline__ void flash_qk_at(float (&s)[MT][2 * NB][4], uint32_t q_lane,
+                                            const int &d, KA &&kaddr) {
     constexpr int KT = DB / 16 * NB;
     /* !QPRE: Q's fragments single-buffered, loaded at each step's first
      * group (the split kernel's tile, capped at 128 / 168 registers) */
@@ -197,7 +199,7 @@ __device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_l
     for (int i = 0; i < MT; ++i) {
         flash_ldmatrix_x4(qa[0][i], q_lane + i * 16 * PITCH * 2);
     }
-    flash_ldmatrix_x4(kf[0], k_lane);
+    flash_ldmatrix_x4(kf[0], kaddr(0, 0));
 #pragma unroll
     for (int t = 0; t < KT; ++t) {
         const int ks = t / NB, n2 = t % NB;
@@ -216,7 +218,7 @@ __device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_l
                     flash_ldmatrix_x4(qa[ks1 & 1][i], q_lane + (i * 16 * PITCH + ks1 * 16) * 2);
                 }
             }
-            flash_ldmatrix_x4(kf[(t + 1) & 1], k_lane + (n21 * 16 * PITCH + ks1 * 16) * 2);
+            flash_ldmatrix_x4(kf[(t + 1) & 1], kaddr(n21, ks1));
         }
         if (ks * 16 < d) { /* uniform */
 #pragma unroll
@@ -228,28 +230,11 @@ __device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_l
     }
 }
 
-/* flash_qk<DT, DB, 1, 1, PITCH> (one m16 tile, one key pair) with K's
- * ldmatrix address of k16 step ks from kaddr(ks): the TMA split kernel's
- * swizzled tiles (kernels/flash_split_narrow.cuh). The same fragments, the
- * same products in the same order, one step ahead; s: [2][4]. */
-template <int DT, int DB, class KA>
-__device__ __forceinline__ void flash_qk_addr(float (&s)[2][4], uint32_t q_lane, const int &d,
-                                              KA &&kaddr) {
-    constexpr int KT = DB / 16;
-    uint32_t qa[2][4], kf[2][4];
-    flash_ldmatrix_x4(qa[0], q_lane);
-    flash_ldmatrix_x4(kf[0], kaddr(0));
-#pragma unroll
-    for (int t = 0; t < KT; ++t) {
-        if (t + 1 < KT) {
-            flash_ldmatrix_x4(qa[(t + 1) & 1], q_lane + (t + 1) * 16 * 2);
-            flash_ldmatrix_x4(kf[(t + 1) & 1], kaddr(t + 1));
-        }
-        if (t * 16 < d) { /* uniform */
-            flash_mma<DT>(s[0], qa[t & 1], kf[t & 1][0], kf[t & 1][1]);
-            flash_mma<DT>(s[1], qa[t & 1], kf[t & 1][2], kf[t & 1][3]);
-        }
-    }
+template <int DT, int DB, int MT, int NB, int PITCH, bool QPRE = true>
+__device__ __forceinline__ void flash_qk(float (&s)[MT][2 * NB][4], uint32_t q_lane,
+                                         uint32_t k_lane, const int &d) {
+    flash_qk_at<DT, DB, MT, NB, PITCH, QPRE>(
+        s, q_lane, d, [&](int n2, int ks) { return k_lane + (n2 * 16 * PITCH + ks * 16) * 2; });
 }
 
 /* The main tile's output: this thread's O / l (inv: per row) in the
