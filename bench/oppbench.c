@@ -30,23 +30,6 @@
 #include "bench/workloads.h"
 #include "harness/progress.h"
 
-/* --workloads, else $OPP_WORKLOADS, else ../shared/bench/workloads.json
- * relative to the repo root (the cwd, or $BUILD_WORKSPACE_DIRECTORY under
- * bazel run). */
-static const char *workloads_path(const bench_opts_t *o, char *buf, size_t size) {
-    const char *env = getenv("OPP_WORKLOADS");
-    const char *root = getenv("BUILD_WORKSPACE_DIRECTORY");
-    if (o->workloads_path != NULL) {
-        return o->workloads_path;
-    }
-    if (env != NULL && env[0] != '\0') {
-        return env;
-    }
-    snprintf(buf, size, "%s%s../shared/bench/workloads.json", root != NULL ? root : "",
-             root != NULL ? "/" : "");
-    return buf;
-}
-
 /* The workload set: the file's, or with --sweep / --decode-sweep a synthetic one. */
 static int load_set(const bench_opts_t *o, opp_workload_set_t *set, char *path, size_t path_size) {
     char err[1024];
@@ -65,7 +48,7 @@ static int load_set(const bench_opts_t *o, opp_workload_set_t *set, char *path, 
         return 0;
     }
     char buf[4096];
-    snprintf(path, path_size, "%s", workloads_path(o, buf, sizeof buf));
+    snprintf(path, path_size, "%s", opp_workloads_path(o->workloads_path, buf, sizeof buf));
     if (opp_workloads_load(path, set, err, sizeof err) != 0) {
         fprintf(stderr, "oppbench: %s\n", err);
         return 2;

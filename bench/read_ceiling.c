@@ -29,7 +29,7 @@ static void rc_usage(FILE *f) {
     fprintf(f, "usage: read_ceiling [--workloads PATH] [--only NAME] [--reps N] [--warmup N]\n"
                "                    [--case SPEC]...\n"
                "  --workloads PATH  workload file (default $OPP_WORKLOADS, else\n"
-               "                    ../shared/bench/workloads.json)\n"
+               "                    ../shared/bench/workloads.json from the repo root)\n"
                "  --only NAME       the workload whose K and V are read (default decode_gqa_bf16;\n"
                "                    16-bit, D a multiple of 64 up to 256)\n"
                "  --reps N          timed runs a case, median reported (default 20)\n"
@@ -81,10 +81,7 @@ static int rc_int_arg(const char *opt, const char *v, int lo, int *out) {
 }
 
 int main(int argc, char **argv) {
-    const char *path = getenv("OPP_WORKLOADS"), *only = "decode_gqa_bf16";
-    if (path == NULL || path[0] == '\0') {
-        path = "../shared/bench/workloads.json";
-    }
+    const char *path = NULL, *only = "decode_gqa_bf16";
     int reps = 20, warmup = 3, ncases = 0;
     rc_case_t cases[RC_MAX_CASES];
     for (int i = 1; i < argc; ++i) {
@@ -130,7 +127,8 @@ int main(int argc, char **argv) {
         ncases = (int)(sizeof rc_default_cases / sizeof rc_default_cases[0]);
         memcpy(cases, rc_default_cases, sizeof rc_default_cases);
     }
-    char err[512];
+    char err[512], path_buf[4096];
+    path = opp_workloads_path(path, path_buf, sizeof path_buf);
     opp_workload_set_t set = {0};
     if (opp_workloads_load(path, &set, err, sizeof err) != 0) {
         fprintf(stderr, "read_ceiling: %s\n", err);

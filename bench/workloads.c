@@ -293,6 +293,20 @@ int opp_workloads_parse(const char *text, size_t length, const char *path, opp_w
     return rc;
 }
 
+const char *opp_workloads_path(const char *given, char *buf, size_t size) {
+    const char *env = getenv("OPP_WORKLOADS");
+    const char *root = getenv("BUILD_WORKSPACE_DIRECTORY");
+    if (given != NULL) {
+        return given;
+    }
+    if (env != NULL && env[0] != '\0') {
+        return env;
+    }
+    snprintf(buf, size, "%s%s../shared/bench/workloads.json", root != NULL ? root : "",
+             root != NULL ? "/" : "");
+    return buf;
+}
+
 int opp_workloads_load(const char *path, opp_workload_set_t *set, char *err, size_t size) {
     memset(set, 0, sizeof(*set));
     json_error_t e;

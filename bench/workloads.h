@@ -54,6 +54,13 @@ typedef struct opp_workload_set {
 int opp_workloads_parse(const char *text, size_t length, const char *path, opp_workload_set_t *set,
                         char *err, size_t err_size);
 
+/*! opp_workloads_path() : the workload file a benchmark reads: `given`
+ * (its --workloads) when not NULL, else $OPP_WORKLOADS when set and not
+ * empty, else ../shared/bench/workloads.json relative to the repo root (the
+ * cwd, or $BUILD_WORKSPACE_DIRECTORY under bazel run), formatted into buf.
+ * @return : the path (given, the environment's string, or buf). */
+const char *opp_workloads_path(const char *given, char *buf, size_t size);
+
 /*! opp_workloads_load() : reads the file at path, then as opp_workloads_parse()
  * (an unreadable file is "PATH:...: unable to open PATH: why").
  * @return : 0, or -1 with the message in err. */

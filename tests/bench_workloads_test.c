@@ -6,7 +6,8 @@
  * $OPP_WORKLOADS names ../shared/bench/workloads.json) the real file, whose
  * attended pairs must equal those of torch_anchors.py's attended_pairs();
  * the synthetic sweep of oppbench --sweep (bench/sweep.c) and the decode
- * sweep of oppbench --decode-sweep (bench/decode_sweep.c).
+ * sweep of oppbench --decode-sweep (bench/decode_sweep.c); the workload
+ * file's default path (opp_workloads_path).
  *
  *   bazel test //tests:bench_workloads_test
  *   bazel test //tests:bench_workloads_test \
@@ -349,8 +350,37 @@ static void test_decode_sweep_cases_and_skips(void **state) {
     opp_workloads_free(&set);
 }
 
+/* opp_workloads_path: --workloads, else $OPP_WORKLOADS (not empty), else
+ * ../shared/bench/workloads.json from the repo root ($BUILD_WORKSPACE_DIRECTORY
+ * under bazel run, else the cwd). The environment is restored after. */
+static void test_workloads_path_order(void **state) {
+    (void)state;
+    char *saved_env = getenv("OPP_WORKLOADS"), *saved_root = getenv("BUILD_WORKSPACE_DIRECTORY");
+    char env_copy[4096] = "", root_copy[4096] = "", buf[4096];
+    snprintf(env_copy, sizeof env_copy, "%s", saved_env != NULL ? saved_env : "");
+    snprintf(root_copy, sizeof root_copy, "%s", saved_root != NULL ? saved_root : "");
+    setenv("OPP_WORKLOADS", "/env/w.json", 1);
+    setenv("BUILD_WORKSPACE_DIRECTORY", "/repo", 1);
+    assert_string_equal(opp_workloads_path("/given.json", buf, sizeof buf), "/given.json");
+    assert_string_equal(opp_workloads_path(NULL, buf, sizeof buf), "/env/w.json");
+    setenv("OPP_WORKLOADS", "", 1);
+    assert_string_equal(opp_workloads_path(NULL, buf, sizeof buf),
+                        "/repo/../shared/bench/workloads.json");
+    unsetenv("BUILD_WORKSPACE_DIRECTORY");
+    unsetenv("OPP_WORKLOADS");
+    assert_string_equal(opp_workloads_path(NULL, buf, sizeof buf),
+                        "../shared/bench/workloads.json");
+    if (saved_env != NULL) {
+        setenv("OPP_WORKLOADS", env_copy, 1);
+    }
+    if (saved_root != NULL) {
+        setenv("BUILD_WORKSPACE_DIRECTORY", root_copy, 1);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_workloads_path_order),
         cmocka_unit_test(test_attended_pairs_hand_computed),
         cmocka_unit_test(test_attended_pairs_matches_definition),
         cmocka_unit_test(test_workloads_valid_file_reads_fields),
