@@ -18,8 +18,8 @@
 
 #include "kernels/fastdiv.h"
 #include "kernels/kernel_list.h"
-#include "kernels/split_rule.h"
 #include "kernels/kernels.h"
+#include "kernels/split_rule.h"
 
 // --- configuration
 
