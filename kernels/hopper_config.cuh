@@ -119,8 +119,9 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * Twenty-ninth session, call F: the rounded sums cost prefill 4 % and
      * long 5 %, with the tensor pipe as busy; placing them after the P V
      * steps in its group cost more. Not at DB 256 (RESCALE_EARLY rescales
-     * lr under Q K^T). Built, not yet measured on a GPU (thirty-first
-     * session), off by default */
+     * lr under Q K^T). Measured slower (H100, thirty-second session:
+     * prefill 2.6 %, short_many 2.9 %, sweep_d64_noncausal_L4096 2.5 %;
+     * bench/RESULTS.md), so off by default */
     static constexpr bool LSUM_AHEAD = OPP__HOPPER_LSUM_AHEAD != 0 && LSUM != 0 && !RESCALE_EARLY;
     static constexpr bool LSUM_WITH_PV = LSUM != 0 && !LSUM_AHEAD;
 #ifndef OPP__HOPPER_FRAME
@@ -146,15 +147,18 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * instructions a kernel untrimmed, 5752 with 1, 5920 with 2, 6616 with
      * 3) */
 #ifndef OPP__HOPPER_TRIM_D64
-#define OPP__HOPPER_TRIM_D64 0
+#define OPP__HOPPER_TRIM_D64 1
 #endif
-    /* 1: the trim at DB 64 (BN 128, the two-consumer configuration) too.
-     * Off when it was written: ptxas serialised the wgmma pipeline (C7511).
-     * With nvcc 13.0 and the kernel of the thirtieth session it builds
-     * clean at OPP__HOPPER_TRIM_WHERE 3 and 2 (C7511 at 1 only); it would
-     * trim 47 % of encoder_mha_f16's items, 4.7 % of its key-block work
-     * (counted from the lengths). Not yet measured on a GPU: an A/B switch,
-     * off by default (bench/RESULTS.md, thirtieth session) */
+    /* 1 (default): the trim at DB 64 (BN 128, the two-consumer
+     * configuration) too; 0: at DB >= 128 only. Off when it was written:
+     * ptxas serialised the wgmma pipeline (C7511). With nvcc 13.0 and the
+     * kernel of the thirtieth session it builds clean at
+     * OPP__HOPPER_TRIM_WHERE 3 and 2 (C7511 at 1 only). It trims 47 % of
+     * encoder_mha_f16's items, 4.7 % of its key-block work (counted from the
+     * lengths). Measured (H100, thirty-second session, bench/RESULTS.md; the
+     * same bits): encoder_mha_f16 3.9-4.4 % faster, sweep_d64 L 1024 / causal
+     * L 2048 1.5-1.8 % faster, L 512 2.2-3.0 % slower (which it trims
+     * little or nothing of: the larger kernel), the rest level */
     static constexpr bool TRIM =
         BN_ == 128 && (DB_ >= 128 || OPP__HOPPER_TRIM_D64 != 0) && OPP__HOPPER_TRIM_WHERE != 0;
     static constexpr bool TRIM_FIRST = TRIM && (OPP__HOPPER_TRIM_WHERE & 1);

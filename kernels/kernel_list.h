@@ -295,14 +295,18 @@
 #define OPP__SPLIT_KEYS 1024
 #define OPP__SPLIT_ROWS 64
 #define OPP__SPLIT_DMAX 128
-/* 1: on SM 90, a split launch whose items all take the narrow tile runs
- * the TMA split kernel (kernels/hopper_split.cuh: the narrow tile's
- * arithmetic, the same bits, its K and V by TMA into a ring of
+/* 1 (default): on SM 90, a split launch whose items all take the narrow
+ * tile runs the TMA split kernel (kernels/hopper_split.cuh: the narrow
+ * tile's arithmetic, the same bits, its K and V by TMA into a ring of
  * OPP__SPLIT_TMA_STAGES stages fed by a producer warp, a persistent grid);
- * 0 (default): the split kernel of kernels/flash_split.cuh. Built, not yet
- * measured on a GPU (bench/RESULTS.md, thirty-first session). */
+ * 0: the split kernel of kernels/flash_split.cuh. Measured (H100,
+ * thirty-second session, bench/RESULTS.md): the same bits; 100 % of the
+ * copy bandwidth on decode_g1_b256_kv4096 (3.3 % faster) and
+ * decode_g4_b64_kv16384 (3.1 %), level on decode_gqa_bf16 (0.5 % slower),
+ * 2.2 % slower on decode_g4_b8_kv4096 (0.08 ms: the persistent grid's
+ * set-up); compute-sanitizer memcheck, racecheck, synccheck clean. */
 #ifndef OPP__SPLIT_TMA
-#define OPP__SPLIT_TMA 0
+#define OPP__SPLIT_TMA 1
 #endif
 #ifndef OPP__SPLIT_TMA_STAGES
 #define OPP__SPLIT_TMA_STAGES 3

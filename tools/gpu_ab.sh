@@ -29,7 +29,7 @@
 #   build gets the same ones); --anchors (torch_anchors.py on --only
 #   afterwards: FA2 varlen in the same command); --ncu NAME (last, per
 #   build: ncu on workload NAME of --workloads with --impl's implementation,
-#   the library's kernels only - guard, Hopper, flash, decode, combine,
+#   the library's kernels only - guard, Hopper, TMA split, flash, decode, combine,
 #   FFMA, TF32X3 - each kernel's launches, median duration and DRAM
 #   throughput into ab.txt; ncu runs the kernels
 #   one at a time (no overlap, no programmatic launch), clocks free and no
@@ -271,7 +271,7 @@ if [ -n "$ncu_w" ]; then
         run "$n ncu $ncu_w" ncu --csv --page raw --print-units base --log-file "$csv" \
             --print-kernel-base function --clock-control none --cache-control none \
             --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
-            --kernel-name regex:'varlen_guard|hopper_attention|flash_|ffma_|tf32x3_' \
+            --kernel-name regex:'varlen_guard|hopper_attention|hop_split|flash_|ffma_|tf32x3_' \
             "${benches[$i]}" --workloads "$wl" --only "$ncu_w" --impl "$impl" --reps 2 --warmup 0
         say "ncu, build $n, $ncu_w (kernels serialized; clocks and caches as the run leaves them):"
         python3 - "$csv" <<'EOF' | tee -a "$LOG/ab.txt"
