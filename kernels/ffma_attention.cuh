@@ -13,17 +13,20 @@
  * Design: the flash kernel's (kernels/flash_attention.cuh: its header has
  * the rules) with the tensor-core fragments replaced by register tiles.
  * Tiles: one block owns BM = 64 query rows of one (sequence b, kv head hk)
- * (at DB 64 OPP__FFMA_BM_D64 rows, kernel_list.h: 64 or 32),
- * rows token x head-in-group (GQA packing: row r -> token r / G, head
- * hk G + r % G); keys in blocks of BN = 64 from key 0 of the sequence.
- * Threads: 16 per row group, TM rows each (TM = BM / 8 at DB 64: 128
- * threads; TM = 4 above: 256); thread (ty = tid / 16, tx = tid % 16) owns
- * rows ty + (BM / TM) i (i < TM) and, of S, keys tx + 16 e (e = 0..3); of O,
- * columns 4 tx + 64 c .. + 3 (c < DB / 64). Eight rows a thread halve the
- * shared loads and the per-item work per FFMA (a Q load feeds 16 FFMA, a K
- * load 32). The 16 threads of a row are one half warp: row max and sum
- * reduce over lanes xor 1, 2, 4, 8; TM changes which thread holds a row,
- * never the row's arithmetic.
+ * (at DB 64 OPP__FFMA_BM_D64 rows, kernel_list.h: 64 or 32; 128 with
+ * OPP__FFMA_LANES_D64 8), rows token x head-in-group (GQA packing: row r ->
+ * token r / G, head hk G + r % G); keys in blocks of BN = 64 from key 0 of
+ * the sequence.
+ * Threads: LN = 16 per row group (at DB 64 OPP__FFMA_LANES_D64: 16 or 8),
+ * TM rows each (TM 8 at DB 64 - 4 with BM 32 -, 128 threads; TM 4 above,
+ * 256); thread (ty = tid / LN, tx = tid % LN) owns rows ty + RS i (RS =
+ * THREADS / LN, i < TM) and, of S, keys tx + LN e (e < BN / LN); of O,
+ * columns 4 tx + 4 LN c .. + 3 (c < DB / (4 LN)). Eight rows a thread
+ * halve the shared loads and the per-item work per FFMA (a Q load feeds
+ * 16 FFMA, a K load 32; with LN 8, 32 and 32). The LN threads of a row
+ * are adjacent lanes: the row max reduces over lanes xor 1 .. LN / 2, and
+ * l as below; TM and LN change which thread holds a row, never the row's
+ * arithmetic.
  * Shared memory (float): Q [BM][DB+4], K [BN][DB+4], V [BN][DB+4], P
  * [BM][BN+4]; the 4-float pad keeps every 16-byte load phase (8 lanes)
  * conflict-free. Loads by cp.async, 16 bytes, zero-filled past the
@@ -33,9 +36,11 @@
  * per score); softcap, masks and the online softmax as the flash kernel's
  * (p = 2^(s sl - m sl), alpha exactly 1 for an unchanged max, rows with max
  * -inf use 0); P is stored in fp32 (no rounding to a storage type) and
- * O[r][c] += P[r][k] V[k][c] for k ascending within the block; l is each
- * thread's running sum of its keys' p, added over the half warp at the end
- * in a fixed order. End: O / l (0 for l = 0), LSE (m sl + log2 l) ln 2.
+ * O[r][c] += P[r][k] V[k][c] for k ascending within the block; l is the
+ * running sum of each half-warp lane's keys' p (LN 16: lane tx's keys tx +
+ * 16 e; LN 8: a thread keeps the sums of lanes tx and tx + 8, its even and
+ * odd e), added at the end over lanes xor 1, 2, 4, 8 in turn.
+ * End: O / l (0 for l = 0), LSE (m sl + log2 l) ln 2.
  * Batch invariance (DESIGN.md section 4): a row's arithmetic depends only
  * on its query, its sequence's keys and the key-block grid (anchored at key
  * 0, static BN): which rows share its tile, the layout and the batch never
@@ -56,21 +61,32 @@
 
 template <int DB_> struct ffma_cfg {
     static constexpr int DB = DB_, BM = OPP__FFMA_BM(DB_), BN = 64;
-    /* rows of the tile per thread: BM / 8 at DB 64 (128 threads; BM 64:
-     * three blocks an SM on sm_90, 157 registers, 69.6 KB of shared memory
-     * each; BM 32, the switch OPP__FFMA_BM_D64: four, 52.2 KB), 4 above
-     * (256 threads; the tile's shared memory allows one block an SM) */
-    static constexpr int TM = DB_ <= 64 ? BM / 8 : 4;
-    static constexpr int RS = BM / TM;      /* row stride: thread rows ty + RS i */
-    static constexpr int THREADS = 16 * RS; /* 16 threads (a half warp) per row */
-    static constexpr int PITCH = DB_ + 4;   /* floats per Q / K / V row in shared memory */
-    static constexpr int PPITCH = BN + 4;   /* floats per P row */
-    static constexpr int NC = DB_ / 64;     /* O column groups of 4 per thread */
-    static constexpr int CHUNKS = DB_ / 4;  /* 16-byte chunks per row */
+    /* threads of a tile row: 16 (a half warp), or at DB 64 with
+     * OPP__FFMA_LANES_D64 8, 8 (a quarter warp, each thread twice the keys
+     * and O columns) */
+    static constexpr int LN = OPP__FFMA_LANES(DB_);
+    static constexpr int LN_SHIFT = LN == 8 ? 3 : 4; /* log2 LN */
+    static constexpr int THREADS = OPP__FFMA_THREADS(DB_);
+    static constexpr int RS = THREADS / LN; /* row stride: thread rows ty + RS i */
+    /* rows of the tile per thread: 8 at DB 64 (128 threads; BM 64: three
+     * blocks an SM on sm_90, 157 registers, 69.6 KB of shared memory each;
+     * LN 8: BM 128, two blocks, 102 KB), 4 with BM 32 (the switch
+     * OPP__FFMA_BM_D64: four blocks, 52.2 KB) and above DB 64 (256 threads;
+     * the tile's shared memory allows one block an SM) */
+    static constexpr int TM = BM / RS;
+    static constexpr int KE = BN / LN;        /* keys of S per thread: tx + LN e */
+    static constexpr int VL = 16 / LN;        /* half-warp lanes a thread stands for (l's sums) */
+    static constexpr int PITCH = DB_ + 4;     /* floats per Q / K / V row in shared memory */
+    static constexpr int PPITCH = BN + 4;     /* floats per P row */
+    static constexpr int NC = DB_ / (4 * LN); /* O column groups of 4 per thread */
+    static constexpr int CHUNKS = DB_ / 4;    /* 16-byte chunks per row */
     static constexpr size_t Q_ELEMS = (size_t)BM * PITCH, KV_ELEMS = (size_t)BN * PITCH;
     static constexpr size_t SMEM_BYTES = (Q_ELEMS + 2 * KV_ELEMS + (size_t)BM * PPITCH) * 4;
-    static constexpr int MIN_BLOCKS = DB_ <= 64 ? (BM == 32 ? 4 : 3) : 1;
-    static_assert(BM == 64 || (DB_ <= 64 && BM == 32), "BM 32 at DB 64 only");
+    static constexpr int MIN_BLOCKS = DB_ <= 64 ? (BM == 128 ? 2 : BM == 32 ? 4 : 3) : 1;
+    static_assert(LN == 16 || (DB_ <= 64 && LN == 8), "8 lanes a row at DB 64 only");
+    static_assert(TM * RS == BM && KE * LN == BN && VL * LN == 16, "whole tiles");
+    static_assert(BM == 64 || (DB_ <= 64 && (BM == 32 || (BM == 128 && LN == 8))),
+                  "BM 32, or 128 with 8 lanes a row, at DB 64 only");
     static_assert(DB_ % 64 == 0, "whole 64-column groups of O");
     static_assert(SMEM_BYTES == OPP__FFMA_SMEM_BYTES(DB_), "kernel_list.h formula");
     static_assert(THREADS == OPP__FFMA_THREADS(DB_), "kernel_list.h thread count");
@@ -100,7 +116,7 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
     const int32_t kfull = flash_key_end(causal, r0 / g, lq, lkv); /* visible to every row */
     const int32_t nkb = (int32_t)(((int64_t)kend_tile + C::BN - 1) / C::BN);
 
-    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int tid = threadIdx.x, tx = tid & (C::LN - 1), ty = tid >> C::LN_SHIFT;
     const float *qg = (const float *)a.q.ptr + qb + (int64_t)hk * g * a.q.head;
     const float *kg = (const float *)a.k.ptr + kb0 + (int64_t)hk * a.k.head;
     const float *vg = (const float *)a.v.ptr + vb0 + (int64_t)hk * a.v.head;
@@ -138,12 +154,18 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
     }
     flash_cp_async_commit();
 
-    float m[C::TM], l[C::TM];
+    /* l[i][v]: the running sum of half-warp lane tx + LN v of the LN = 16
+     * tiling (its keys tx + LN v + 16 e'), so that l's order, and bits, do
+     * not depend on LN */
+    float m[C::TM], l[C::TM][C::VL];
     float4 o[C::TM][C::NC];
 #pragma unroll
     for (int i = 0; i < C::TM; ++i) {
         m[i] = -INFINITY;
-        l[i] = 0.0f;
+#pragma unroll
+        for (int v = 0; v < C::VL; ++v) {
+            l[i][v] = 0.0f;
+        }
 #pragma unroll
         for (int c = 0; c < C::NC; ++c) {
             o[i][c] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -155,12 +177,12 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
         __syncthreads(); /* K_j (and Q) landed; every thread is done with V_{j-1}, P */
         load_kv(sv, vg, a.v.row, a.dv, j);
         flash_cp_async_commit();
-        /* S = Q K_j^T: rows ty + RS i, keys tx + 16 e */
-        float s[C::TM][4];
+        /* S = Q K_j^T: rows ty + RS i, keys tx + LN e */
+        float s[C::TM][C::KE];
 #pragma unroll
         for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
+            for (int e = 0; e < C::KE; ++e) {
                 s[i][e] = 0.0f;
             }
         }
@@ -169,19 +191,19 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
             if (d >= a.d) {
                 break; /* uniform: the rest of the bucket is zeros */
             }
-            float4 qv[C::TM], kv[4];
+            float4 qv[C::TM], kv[C::KE];
 #pragma unroll
             for (int i = 0; i < C::TM; ++i) {
                 qv[i] = *(const float4 *)(sq + (ty + C::RS * i) * C::PITCH + d);
             }
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                kv[e] = *(const float4 *)(sk + (tx + 16 * e) * C::PITCH + d);
+            for (int e = 0; e < C::KE; ++e) {
+                kv[e] = *(const float4 *)(sk + (tx + C::LN * e) * C::PITCH + d);
             }
 #pragma unroll
             for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
+                for (int e = 0; e < C::KE; ++e) {
                     float acc = s[i][e];
                     acc = fmaf(qv[i].x, kv[e].x, acc);
                     acc = fmaf(qv[i].y, kv[e].y, acc);
@@ -196,7 +218,7 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
 #pragma unroll
             for (int i = 0; i < C::TM; ++i) {
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
+                for (int e = 0; e < C::KE; ++e) {
                     s[i][e] = a.cap_log2 * flash_tanh(s[i][e] * a.cap_scale);
                 }
             }
@@ -208,35 +230,47 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
                 const int32_t kend =
                     flash_key_end(causal, t0 + (rem0 + ty + C::RS * i) / g, lq, lkv) - j * C::BN;
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    if (tx + 16 * e >= kend) {
+                for (int e = 0; e < C::KE; ++e) {
+                    if (tx + C::LN * e >= kend) {
                         s[i][e] = -INFINITY;
                     }
                 }
             }
         }
-        /* online softmax (flash_softmax_rows' arithmetic over a half warp) */
+        /* online softmax (flash_softmax_rows' arithmetic over a row's LN
+         * threads; the max is exact, so its order is free) */
         float alpha[C::TM];
         bool rescale = false;
 #pragma unroll
         for (int i = 0; i < C::TM; ++i) {
-            float mx = fmaxf(fmaxf(m[i], fmaxf(s[i][0], s[i][1])), fmaxf(s[i][2], s[i][3]));
+            float mx = m[i];
 #pragma unroll
-            for (int x = 1; x < 16; x <<= 1) {
+            for (int e = 0; e < C::KE; e += 4) {
+                mx = fmaxf(fmaxf(mx, fmaxf(s[i][e], s[i][e + 1])), fmaxf(s[i][e + 2], s[i][e + 3]));
+            }
+#pragma unroll
+            for (int x = 1; x < C::LN; x <<= 1) {
                 mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, x));
             }
             const float mu = mx == -INFINITY ? 0.0f : __fmul_rn(mx, sl);
             alpha[i] = mx == m[i] ? 1.0f : flash_exp2(__fmul_rn(m[i], sl) - mu);
             rescale |= alpha[i] != 1.0f;
             m[i] = mx;
-            float sum = 0.0f;
+            float sum[C::VL];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const float p = flash_exp2(fmaf(s[i][e], sl, -mu));
-                sp[(ty + C::RS * i) * C::PPITCH + tx + 16 * e] = p;
-                sum += p;
+            for (int v = 0; v < C::VL; ++v) {
+                sum[v] = 0.0f;
             }
-            l[i] = l[i] * alpha[i] + sum;
+#pragma unroll
+            for (int e = 0; e < C::KE; ++e) { /* key tx + LN e: lane tx + LN (e % VL)'s */
+                const float p = flash_exp2(fmaf(s[i][e], sl, -mu));
+                sp[(ty + C::RS * i) * C::PPITCH + tx + C::LN * e] = p;
+                sum[e % C::VL] += p;
+            }
+#pragma unroll
+            for (int v = 0; v < C::VL; ++v) {
+                l[i][v] = l[i][v] * alpha[i] + sum[v];
+            }
         }
         flash_cp_async_wait<0>();
         __syncthreads(); /* V_j and every P landed; every thread is done with K_j */
@@ -268,7 +302,8 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
             for (int kk = 0; kk < 4; ++kk) {
 #pragma unroll
                 for (int c = 0; c < C::NC; ++c) {
-                    const float4 vv = *(const float4 *)(sv + (k + kk) * C::PITCH + 4 * tx + 64 * c);
+                    const float4 vv =
+                        *(const float4 *)(sv + (k + kk) * C::PITCH + 4 * tx + 4 * C::LN * c);
 #pragma unroll
                     for (int i = 0; i < C::TM; ++i) {
                         const float p = kk == 0   ? pv[i].x
@@ -290,10 +325,22 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
     float *og = (float *)a.out.ptr + ob + (int64_t)hk * g * a.out.head;
 #pragma unroll
     for (int i = 0; i < C::TM; ++i) {
-        float sum = l[i];
+        /* the half warp's sum, lanes xor 1, 2, 4, 8 in turn: the steps
+         * within a row's LN threads, then (LN 8) the xor-8 step as the
+         * thread's two lanes' sums added (commutative: every lane's bits) */
+        float lv[C::VL];
 #pragma unroll
-        for (int x = 1; x < 16; x <<= 1) {
-            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, x);
+        for (int v = 0; v < C::VL; ++v) {
+            lv[v] = l[i][v];
+#pragma unroll
+            for (int x = 1; x < C::LN; x <<= 1) {
+                lv[v] += __shfl_xor_sync(0xFFFFFFFFu, lv[v], x);
+            }
+        }
+        float sum = lv[0];
+#pragma unroll
+        for (int v = 1; v < C::VL; ++v) {
+            sum += lv[v];
         }
         const int32_t r = ty + C::RS * i;
         if (r0 + r >= nrows) {
@@ -305,7 +352,7 @@ __device__ __forceinline__ void ffma_tile(const flash_args &a, float *sq, float 
         float *orow = og + t * a.out.row + hg * a.out.head;
 #pragma unroll
         for (int c = 0; c < C::NC; ++c) {
-            const int col = 4 * tx + 64 * c;
+            const int col = 4 * tx + 4 * C::LN * c;
             if (col < a.dv) { /* dv is a multiple of 4 (the row's ALIGN) */
                 *(float4 *)(orow + col) =
                     make_float4(o[i][c].x * inv, o[i][c].y * inv, o[i][c].z * inv, o[i][c].w * inv);

@@ -198,11 +198,24 @@
 #ifndef OPP__FFMA_BM_D64
 #define OPP__FFMA_BM_D64 64
 #endif
-#define OPP__FFMA_BM(DB) ((DB) <= 64 ? OPP__FFMA_BM_D64 : 64)
+/* Threads of a tile row at DB 64, a compile-time switch for A/B builds: 16
+ * (a half warp, 4 keys of S and 4 columns of O a thread) or 8 (8 keys and 8
+ * columns a thread, so a shared load feeds twice the FFMA: 16 row groups of
+ * 8 rows, BM 128, two blocks an SM with 102 KB of shared memory each - more
+ * than sm_86 / sm_89 allow a block, so an H100 / H200 / A100 A/B only). A
+ * row's arithmetic is the same, l's sums included (kernels/
+ * ffma_attention.cuh), so the same bits. Built, not yet run on a GPU
+ * (bench/RESULTS.md, thirty-second session). */
+#ifndef OPP__FFMA_LANES_D64
+#define OPP__FFMA_LANES_D64 16
+#endif
+#define OPP__FFMA_LANES(DB) ((DB) <= 64 ? OPP__FFMA_LANES_D64 : 16)
+#define OPP__FFMA_BM(DB)    ((DB) <= 64 ? (OPP__FFMA_LANES_D64 == 8 ? 128 : OPP__FFMA_BM_D64) : 64)
 /* Its shared memory: Q [BM][DB+4], K and V [64][DB+4], P [BM][68], float. */
 #define OPP__FFMA_SMEM_BYTES(DB) \
     (((size_t)(2 * 64 + OPP__FFMA_BM(DB)) * ((DB) + 4) + (size_t)OPP__FFMA_BM(DB) * 68) * 4)
-/* Its threads: 16 per tile row group; BM / 8 rows a thread at DB 64, 4 above. */
+/* Its threads: OPP__FFMA_LANES(DB) per tile row group; 8 rows a thread at
+ * DB 64 (4 with BM 32), 4 above. */
 #define OPP__FFMA_THREADS(DB) ((DB) <= 64 ? 16 * 8 : 256)
 
 /* The FAST kernel for f32 storage (kernels/ffma_attention.cuh: CUDA cores,
