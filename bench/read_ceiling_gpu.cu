@@ -365,17 +365,20 @@ static int rc_launch(rc_gpu_t *g, const rc_case_t *c, const CUtensorMap *mk, con
                                                               (const uint4 *)g->v, g->n16, g->sum);
     } else if (c->pattern == RC_CPASYNC) {
         const size_t smem = (size_t)c->stages * 2 * c->rows * g->shape.d * 2;
+        /* the instances built (rc_case_check allows more) */
+        static const struct {
+            int rows, stages;
+            void (*kern)(const rc_args);
+        } built[] = {{32, 2, rc_cpasync_kernel<32, 2>}, {32, 4, rc_cpasync_kernel<32, 4>},
+                     {64, 2, rc_cpasync_kernel<64, 2>}, {64, 3, rc_cpasync_kernel<64, 3>},
+                     {64, 4, rc_cpasync_kernel<64, 4>}, {128, 2, rc_cpasync_kernel<128, 2>}};
         void (*kern)(const rc_args) = NULL;
-#define RC_PICK(R, S)                         \
-    if (c->rows == (R) && c->stages == (S)) { \
-        kern = rc_cpasync_kernel<R, S>;       \
-    }
-        RC_PICK(32, 2)
-        RC_PICK(32, 4)
-        RC_PICK(64, 2)
-        RC_PICK(64, 3) RC_PICK(64, 4) RC_PICK(128, 2)
-#undef RC_PICK
-            if (kern == NULL) {
+        for (const auto &b : built) {
+            if (b.rows == c->rows && b.stages == c->stages) {
+                kern = b.kern;
+            }
+        }
+        if (kern == NULL) {
             snprintf(err, err_size,
                      "cpasync: rows %d, stages %d not built (32 x 2 / 4, 64 x 2 / 3 / 4, 128 x 2)",
                      c->rows, c->stages);
