@@ -70,17 +70,80 @@ template <class S> struct hop_split_layout {
     static_assert(S::BN == 64 && S::DB % 64 == 0 && S::DB <= 128, "64-key blocks, whole panels");
 };
 
+/* The number of key blocks of sequence b's last split (0: the sequence
+ * does not split): the claim order's bucket (OPP__SPLIT_TMA_ORDER). */
+template <class S>
+__device__ __forceinline__ int32_t hop_split_last_blocks(const flash_args &a, int32_t b) {
+    const flash_seq seq = flash_seq_of(a, b);
+    int32_t jb = 0, je = 0;
+    return opp__split_blocks(seq.lq, seq.lkv, a.g, a.is_causal != 0, flash_split_count(seq.lkv) - 1,
+                             S::BN, &jb, &je)
+               ? je - jb
+               : 0;
+}
+
+/* One warp ranks the batch's sequences by their last split's key blocks,
+ * most first, ties in batch order, those that do not split last: perm[r]
+ * the sequence of rank r (a stable counting sort; every block computes the
+ * same permutation). cnt: OPP__SPLIT_KEYS / BN + 1 words of shared memory;
+ * perm: a.batch <= OPP__SPLIT_ORDER_MAX entries. */
+template <class S>
+__device__ void hop_split_rank(const flash_args &a, uint32_t *cnt, uint16_t *perm) {
+    constexpr int NK = OPP__SPLIT_KEYS / S::BN + 1;
+    const int lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
+    for (int k = lane; k < NK; k += 32) {
+        cnt[k] = 0;
+    }
+    __syncwarp();
+    for (int32_t b0 = 0; b0 < a.batch; b0 += 32) { /* the buckets' sizes */
+        const int32_t b = b0 + lane;
+        const int32_t k = b < a.batch ? hop_split_last_blocks<S>(a, b) : -1;
+        const unsigned same = __match_any_sync(0xFFFFFFFFu, k);
+        if (k >= 0 && (same & below) == 0) {
+            cnt[k] += (uint32_t)__popc(same);
+        }
+        __syncwarp();
+    }
+    if (lane == 0) { /* each bucket's first rank: the most blocks first, 0 last */
+        uint32_t at = 0;
+        for (int k = NK - 1; k >= 0; --k) {
+            const uint32_t c = cnt[k];
+            cnt[k] = at;
+            at += c;
+        }
+    }
+    __syncwarp();
+    for (int32_t b0 = 0; b0 < a.batch; b0 += 32) { /* the ranks, in batch order a bucket */
+        const int32_t b = b0 + lane;
+        const int32_t k = b < a.batch ? hop_split_last_blocks<S>(a, b) : -1;
+        const unsigned same = __match_any_sync(0xFFFFFFFFu, k);
+        if (k >= 0) {
+            perm[cnt[k] + (uint32_t)__popc(same & below)] = (uint16_t)b;
+        }
+        __syncwarp();
+        if (k >= 0 && (same & below) == 0) {
+            cnt[k] += (uint32_t)__popc(same);
+        }
+        __syncwarp();
+    }
+}
+
 /* The producer (one thread): claims the launch's items in order from the
  * guard record's work_next_split (an atomic; the guard zeroes it each
  * call), skips those with no split block (opp__split_blocks), hands each
  * other item to the consumers through the slot ring (ifull / iempty),
  * then -1 when none is left; and loads each handed item's key blocks, in
  * the consumers' order, into stage n % STAGES once they have released
- * it. */
+ * it. Claim c is item c (split-major); with OPP__SPLIT_TMA_ORDER, claims
+ * c < (NS - 1) B Hkv (NS: the most splits) are the items of the splits
+ * before each sequence's last, split-major, and claim (NS - 1) B Hkv + r
+ * Hkv + hk the last split of sequence perm[r] (hop_split_rank; NULL: r)
+ * and kv head hk. */
 template <class S>
 __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, const flash_args &a,
                                   opp__guard_record_t *rec, flash_narrow_ring<S> ring,
-                                  uint8_t *gbase) {
+                                  uint8_t *gbase, const uint16_t *perm) {
     typedef hop_split_layout<S> L;
     const uint32_t base = ring.ring; /* ring.n: the key blocks loaded */
     const int64_t per = (int64_t)a.batch * a.hkv;
@@ -95,9 +158,25 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
                 w = -1;
                 break;
             }
-            const int32_t split = (int32_t)(w / per);
+            int32_t split = (int32_t)(w / per);
             b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
+            if constexpr (OPP__SPLIT_TMA_ORDER) {
+                const int64_t last0 = a.items - per; /* the last splits' claims */
+                if (w >= last0) {
+                    const int32_t r = (int32_t)((w - last0) / a.hkv);
+                    b = perm != nullptr ? (int32_t)perm[r] : r;
+                }
+            }
             const flash_seq seq = flash_seq_of(a, b);
+            if constexpr (OPP__SPLIT_TMA_ORDER) {
+                const int32_t last = flash_split_count(seq.lkv) - 1;
+                if (w >= a.items - per) {
+                    split = last;
+                } else if (split >= last) {
+                    continue; /* the sequence's last split: claimed at the end */
+                }
+                w = (int64_t)split * per + (int64_t)b * a.hkv + hk; /* the item */
+            }
             if (opp__split_blocks(seq.lq, seq.lkv, a.g, causal, split, S::BN, &jb, &je)) {
                 break;
             }
@@ -126,13 +205,39 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
     }
 }
 
+/* After the consumers (threads 0 .. 127) stored item w's partials, with
+ * OPP__SPLIT_TMA_FUSE: they count the split done for its (sequence, kv
+ * head) in cnt[b Hkv + hk], and the group that counts the last one
+ * combines the pair (flash_combine_item, loads from L2). Each thread's
+ * fence orders its partials before the count; the last group's fence
+ * orders the count before its reads. last: a word of shared memory. */
+template <int DT>
+__device__ void hop_split_finish(const flash_args &a, uint32_t *cnt, int64_t w, long long *red,
+                                 volatile uint32_t *last) {
+    const int64_t per = (int64_t)a.batch * a.hkv;
+    const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
+    __threadfence();
+    flash_sync_n<128>();
+    if (threadIdx.x == 0) {
+        const uint32_t done = atomicAdd(cnt + w % per, 1u) + 1u;
+        *last = done == (uint32_t)flash_split_count(flash_seq_of(a, b).lkv) ? 1u : 0u;
+    }
+    flash_sync_n<128>();
+    if (*last != 0u) { /* uniform */
+        __threadfence();
+        flash_combine_item<DT, 128, true>(flash_combine_args_of(a), b, hk, red, 0, 1);
+    }
+}
+
 /* grid.x blocks of 160 threads (at most the SMs' room), claiming the split
  * launch's items (split, sequence, kv head) dynamically; rec: the guard
- * record (its code read first; its work_next_split the claim counter). */
+ * record (its code read first; its work_next_split the claim counter);
+ * cnt: the split counters (OPP__SPLIT_TMA_FUSE; NULL: the combine is a
+ * launch of its own). */
 template <int DT, class S>
 static __global__ void __launch_bounds__(160, 2)
     hop_split_kernel(const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv,
-                     const flash_args a, opp__guard_record_t *rec) {
+                     const flash_args a, opp__guard_record_t *rec, uint32_t *cnt) {
     typedef hop_split_layout<S> L;
     extern __shared__ __align__(16) uint8_t hop_split_raw[];
     __shared__ long long red[32];
@@ -154,8 +259,17 @@ static __global__ void __launch_bounds__(160, 2)
     __syncthreads();
     if (rec->code == OPP_STATUS_SUCCESS) { /* bad cu_seqlens / nonpad: touch nothing */
         if (threadIdx.x >= 128) {
+            const uint16_t *perm = nullptr;
+            if constexpr (OPP__SPLIT_TMA_ORDER) { /* warp 4 ranks the sequences */
+                __shared__ uint32_t rank_cnt[OPP__SPLIT_KEYS / S::BN + 1];
+                __shared__ uint16_t rank_perm[OPP__SPLIT_ORDER_MAX];
+                if (a.batch <= OPP__SPLIT_ORDER_MAX) {
+                    hop_split_rank<S>(a, rank_cnt, rank_perm);
+                    perm = rank_perm;
+                }
+            }
             if (threadIdx.x == 128) {
-                hop_split_produce<S>(&mk, &mv, a, rec, ring, gbase);
+                hop_split_produce<S>(&mk, &mv, a, rec, ring, gbase, perm);
             }
         } else {
             for (uint32_t it = 0;; ++it) {
@@ -170,6 +284,12 @@ static __global__ void __launch_bounds__(160, 2)
                     break;
                 }
                 flash_split_narrow<DT, S, true>(a, (uint16_t *)(gbase + L::NARROW), w, red, &ring);
+                if constexpr (OPP__SPLIT_TMA_FUSE) {
+                    __shared__ uint32_t last;
+                    if (cnt != nullptr) {
+                        hop_split_finish<DT>(a, cnt, w, red, &last);
+                    }
+                }
             }
         }
     }
@@ -185,11 +305,11 @@ static __global__ void __launch_bounds__(160, 2)
  * after_hopper: as flash_launch_split's. */
 template <int DT, int DB>
 static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
-                                  opp__guard_record_t *rec, struct CUstream_st *stream,
-                                  bool after_hopper, bool *done) {
+                                  opp__guard_record_t *rec, uint32_t *cnt,
+                                  struct CUstream_st *stream, bool after_hopper, bool *done) {
     *done = false;
     if constexpr (OPP__SPLIT_TMA == 0 || DB > OPP__SPLIT_DMAX) {
-        (void)a, (void)p, (void)rec, (void)stream, (void)after_hopper;
+        (void)a, (void)p, (void)rec, (void)cnt, (void)stream, (void)after_hopper;
         return OPP_STATUS_SUCCESS;
     } else {
         typedef flash_split_cfg<DB> S;
@@ -227,15 +347,17 @@ static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
         }
         const int64_t cap = (int64_t)sms * per_sm;
         const unsigned grid = (unsigned)(sa.items < cap ? sa.items : cap);
+        uint32_t *const kc = OPP__SPLIT_TMA_FUSE ? cnt : NULL; /* the kernel combines */
         if (after_hopper) {
             OPP_TRY(flash_launch_dependent(hop_split_kernel<DT, S>, grid, 160, L::BYTES, stream, mk,
-                                           mv, sa, rec));
+                                           mv, sa, rec, kc));
         } else {
-            hop_split_kernel<DT, S><<<grid, 160, L::BYTES, (cudaStream_t)stream>>>(mk, mv, sa, rec);
+            hop_split_kernel<DT, S>
+                <<<grid, 160, L::BYTES, (cudaStream_t)stream>>>(mk, mv, sa, rec, kc);
         }
         OPP_CUDA_TRY(cudaGetLastError());
         *done = true;
-        return flash_launch_combine<DT>(a, ts_max, rec, stream);
+        return kc != NULL ? OPP_STATUS_SUCCESS : flash_launch_combine<DT>(a, ts_max, rec, stream);
     }
 }
 

@@ -324,6 +324,24 @@
 #ifndef OPP__SPLIT_TMA_STAGES
 #define OPP__SPLIT_TMA_STAGES 3
 #endif
+/* The TMA split kernel's claim order. 1: the splits before each
+ * sequence's last, split-major, then the last splits by their key blocks,
+ * most first (each block ranks the sequences at its start: batches of at
+ * most OPP__SPLIT_ORDER_MAX sequences; larger ones in batch order), so
+ * that the launch ends on the shortest items; 0: split-major (split 0 of
+ * every sequence and kv head, then split 1, ...). Which block runs an item
+ * changes, never its arithmetic. Not yet measured: an A/B switch. */
+#ifndef OPP__SPLIT_TMA_ORDER
+#define OPP__SPLIT_TMA_ORDER 0
+#endif
+#define OPP__SPLIT_ORDER_MAX 1024
+/* 1: the TMA split kernel combines each (sequence, kv head) itself, in the
+ * block that finishes its last split (a counter a pair in the workspace,
+ * zeroed by the guard), with the combine's arithmetic (the same bits);
+ * 0: a combine launch after it. Not yet measured: an A/B switch. */
+#ifndef OPP__SPLIT_TMA_FUSE
+#define OPP__SPLIT_TMA_FUSE 0
+#endif
 /* A sequence with at most this many split rows (ts G) runs them on the
  * narrow tile (kernels/flash_split_narrow.cuh: four warps on one m16
  * tile), a longer one on the split tile; a row's bits are the same. */
