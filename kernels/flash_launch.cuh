@@ -109,7 +109,19 @@ template <int DT>
 static opp_status_t flash_launch_combine(const flash_args &a, int64_t ts_max,
                                          const opp__guard_record_t *rec,
                                          struct CUstream_st *stream) {
-    const flash_combine_args ca = flash_combine_args_of(a);
+    flash_combine_args ca;
+    memset(&ca, 0, sizeof(ca));
+    ca.src = flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, a.g};
+    ca.batch = a.batch;
+    ca.hkv = a.hkv;
+    ca.g = a.g;
+    ca.dv = a.dv;
+    ca.part_o = a.part_o;
+    ca.part_ml = a.part_ml;
+    ca.out = a.out;
+    ca.lse = a.lse;
+    ca.lse_head = a.lse_head;
+    ca.lse_batch = a.lse_batch;
     /* grid.y: 128-element chunks of an item's ts G rows x Dv / 2 column
      * pairs (at most 64 x 128 / 128), so that a small batch with many
      * splits still has a thread per element */

@@ -33,7 +33,6 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "kernels/flash_config.cuh"
 #include "kernels/flash_tile.cuh"
 #include "kernels/kernel_list.h"
 #include "kernels/kernels.h"
@@ -122,46 +121,16 @@ struct flash_combine_args {
     int64_t lse_head, lse_batch;
 };
 
-/* The combine's arguments from the split launch's (host and device). */
-__host__ __device__ __forceinline__ flash_combine_args flash_combine_args_of(const flash_args &a) {
-    flash_combine_args ca = {};
-    ca.src = flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, a.g};
-    ca.batch = a.batch;
-    ca.hkv = a.hkv;
-    ca.g = a.g;
-    ca.dv = a.dv;
-    ca.part_o = a.part_o;
-    ca.part_ml = a.part_ml;
-    ca.out = a.out;
-    ca.lse = a.lse;
-    ca.lse_head = a.lse_head;
-    ca.lse_batch = a.lse_batch;
-    return ca;
-}
-
-/* A partial's load: plain, or (CG) from L2: the TMA split kernel's own
- * combine reads partials that other SMs wrote during the launch, of which
- * this SM's L1 may hold stale lines (a line holds several kv heads' (f, l)) */
-template <bool CG, class T> __device__ __forceinline__ T flash_part_ld(const T *p) {
-    if constexpr (CG) {
-        return __ldcg(p);
-    } else {
-        return *p;
-    }
-}
-
-/* One combine item, sequence b and kv head hk, by the ny groups of
- * threads of its column (each takes every ny-th chunk of as many elements
- * as the group has threads, group y its y-th; the combine kernel: the
- * gridDim.y blocks, y = blockIdx.y): for each of its G ts split rows and
- * Dv columns, O = sum_s w_s O_s / sum_s w_s l_s
+/* One combine item, sequence b and kv head hk, by the gridDim.y blocks of
+ * its column blockIdx.y (each takes every gridDim.y-th 128-element chunk of
+ * the item's column pairs): for each of its G ts split rows and Dv
+ * columns, O = sum_s w_s O_s / sum_s w_s l_s
  * with w_s = 2^(mu_s - M), M = max_s mu_s, in ascending s; LSE =
  * (M + log2 L) ln 2; a row that saw no key (M = -inf) gets O = 0 and
- * LSE = -inf. red: 32 int64 of shared memory. NT: the group, as
- * flash_sync_n (0: the block; else threads 0 .. NT-1); CG: flash_part_ld. */
-template <int DT, int NT = 0, bool CG = false>
+ * LSE = -inf. red: 32 int64 of shared memory. */
+template <int DT>
 __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32_t hk,
-                                   long long *red, int32_t y, int32_t ny) {
+                                   long long *red) {
     int32_t lq, lkv;
     a.src.lengths(b, &lq, &lkv);
     const int32_t ts = flash_split_tokens(lq, lkv, a.g);
@@ -169,7 +138,7 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
         return; /* uniform: the main launch wrote this sequence */
     }
     const int64_t nrows = (int64_t)ts * a.g; /* the rows of tokens lq - ts .. lq - 1 */
-    const int64_t off = a.src.template split_offset<NT>(b, red);
+    const int64_t off = a.src.split_offset(b, red);
     const int32_t ns = flash_split_count(lkv);
     const int32_t hq = a.hkv * a.g;
     int64_t ob, lse_base;
@@ -182,8 +151,8 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
     }
     uint16_t *og = (uint16_t *)a.out.ptr + ob;
     const int32_t half = a.dv / 2; /* columns go in pairs (Dv is a multiple of 8) */
-    const int64_t nt = flash_sync_threads<NT>(), step = (int64_t)ny * nt;
-    for (int64_t e = (int64_t)y * nt + threadIdx.x; e < nrows * half; e += step) {
+    const int64_t step = (int64_t)gridDim.y * blockDim.x;
+    for (int64_t e = (int64_t)blockIdx.y * blockDim.x + threadIdx.x; e < nrows * half; e += step) {
         const int32_t r = (int32_t)(e / half), c = 2 * (int32_t)(e % half);
         const int32_t ti = r / a.g, h = hk * a.g + (r - ti * a.g); /* split token ti */
         const int64_t t = (int64_t)lq - ts + ti;                   /* its token */
@@ -194,16 +163,16 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
         float mx = -INFINITY;
 #pragma unroll 8
         for (int32_t s = 0; s < ns; ++s) {
-            mx = fmaxf(mx, flash_part_ld<CG>(a.part_ml + (off + (int64_t)s * ts + ti) * hq + h).x);
+            mx = fmaxf(mx, a.part_ml[(off + (int64_t)s * ts + ti) * hq + h].x);
         }
         float l = 0.0f, o0 = 0.0f, o1 = 0.0f;
         if (mx != -INFINITY) {
 #pragma unroll 8
             for (int32_t s = 0; s < ns; ++s) {
                 const int64_t prow = (off + (int64_t)s * ts + ti) * hq + h;
-                const float2 ml = flash_part_ld<CG>(a.part_ml + prow);
+                const float2 ml = a.part_ml[prow];
                 const float w = flash_exp2(ml.x - mx); /* 0 for a split the row does not see */
-                const float2 po = flash_part_ld<CG>((const float2 *)(a.part_o + prow * a.dv + c));
+                const float2 po = *(const float2 *)(a.part_o + prow * a.dv + c);
                 l = fmaf(w, ml.y, l);
                 o0 = fmaf(w, po.x, o0);
                 o1 = fmaf(w, po.y, o1);
@@ -217,7 +186,7 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
                 l > 0.0f ? (mx + __log2f(l)) * 0.69314718055994531f : -INFINITY;
         }
     }
-    flash_sync_n<NT>(); /* red is reused by the group's next item */
+    __syncthreads(); /* red is reused by the block's next item */
 }
 
 /* grid: blocks of 128 threads, grid.x striding over the batch * hkv items
@@ -231,8 +200,7 @@ static __global__ void __launch_bounds__(128)
     }
     __shared__ long long red[32];
     for (int64_t w = blockIdx.x; w < (int64_t)a.batch * a.hkv; w += gridDim.x) {
-        flash_combine_item<DT>(a, (int32_t)(w / a.hkv), (int32_t)(w % a.hkv), red,
-                               (int32_t)blockIdx.y, (int32_t)gridDim.y);
+        flash_combine_item<DT>(a, (int32_t)(w / a.hkv), (int32_t)(w % a.hkv), red);
     }
 }
 

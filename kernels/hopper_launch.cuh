@@ -146,7 +146,7 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
     }
     if (a.split_on) {
         bool done = false; /* the TMA split kernel, where it is on and applies */
-        OPP_TRY((hop_split_tma<DT, C::DB>(a, p, rec, plan->split_cnt, stream, launched, &done)));
+        OPP_TRY((hop_split_tma<DT, C::DB>(a, p, rec, stream, launched, &done)));
         return done ? OPP_STATUS_SUCCESS
                     : split(a, p, rec, stream, launched); /* PDL after a launch of this kernel */
     }

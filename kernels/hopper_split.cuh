@@ -18,7 +18,9 @@
  * RESULTS.md, thirteenth session). Here a grid of as many blocks as the
  * SMs hold claims the split launch's items dynamically (in order, from a
  * counter in the guard record: blocks that start late, behind the Hopper
- * kernel's, or draw short items take more); in each block warp 4 (lane 0)
+ * kernel's, or draw short items take more; OPP__SPLIT_TMA_ORDER: the
+ * sequences' last splits last, longest first, ranked by warp 5); in each
+ * block warp 4 (lane 0)
  * claims, hands each item with split blocks to warps 0-3 through a ring of
  * slots, and loads its key blocks' K and V into a ring of
  * OPP__SPLIT_TMA_STAGES stages ahead of them, across item ends, while
@@ -29,7 +31,10 @@
  * On by default (H100, bench/RESULTS.md, thirty-second session: the split
  * kernel's bits; 100 % of the copy bandwidth on 256 sequences of 4096 keys,
  * 3 % faster there, 2 % slower on 8 such sequences, level on
- * decode_gqa_bf16; compute-sanitizer clean).
+ * decode_gqa_bf16; compute-sanitizer clean). Measured and dropped
+ * (thirty-third session, commit 748eb39): the combine done by the block
+ * that finishes a pair's last split (split counters in the workspace, a
+ * fence an item), 3.5-7.6 % slower than the combine's own launch.
  */
 #ifndef OPP_KERNELS_HOPPER_SPLIT_CUH
 #define OPP_KERNELS_HOPPER_SPLIT_CUH
@@ -139,11 +144,12 @@ __device__ void hop_split_rank(const flash_args &a, uint32_t *cnt, uint16_t *per
  * c < (NS - 1) B Hkv (NS: the most splits) are the items of the splits
  * before each sequence's last, split-major, and claim (NS - 1) B Hkv + r
  * Hkv + hk the last split of sequence perm[r] (hop_split_rank; NULL: r)
- * and kv head hk. */
+ * and kv head hk, perm read after the rank warp's arrival on rank_bar
+ * (a shared mbarrier address). */
 template <class S>
 __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, const flash_args &a,
                                   opp__guard_record_t *rec, flash_narrow_ring<S> ring,
-                                  uint8_t *gbase, const uint16_t *perm) {
+                                  uint8_t *gbase, const uint16_t *perm, uint32_t rank_bar) {
     typedef hop_split_layout<S> L;
     const uint32_t base = ring.ring; /* ring.n: the key blocks loaded */
     const int64_t per = (int64_t)a.batch * a.hkv;
@@ -164,7 +170,12 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
                 const int64_t last0 = a.items - per; /* the last splits' claims */
                 if (w >= last0) {
                     const int32_t r = (int32_t)((w - last0) / a.hkv);
-                    b = perm != nullptr ? (int32_t)perm[r] : r;
+                    if (perm != nullptr) {
+                        hop_mbar_wait(rank_bar, 0); /* ranked (passes at once after the first) */
+                        b = (int32_t)perm[r];
+                    } else {
+                        b = r;
+                    }
                 }
             }
             const flash_seq seq = flash_seq_of(a, b);
@@ -205,39 +216,20 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
     }
 }
 
-/* After the consumers (threads 0 .. 127) stored item w's partials, with
- * OPP__SPLIT_TMA_FUSE: they count the split done for its (sequence, kv
- * head) in cnt[b Hkv + hk], and the group that counts the last one
- * combines the pair (flash_combine_item, loads from L2). Each thread's
- * fence orders its partials before the count; the last group's fence
- * orders the count before its reads. last: a word of shared memory. */
-template <int DT>
-__device__ void hop_split_finish(const flash_args &a, uint32_t *cnt, int64_t w, long long *red,
-                                 volatile uint32_t *last) {
-    const int64_t per = (int64_t)a.batch * a.hkv;
-    const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
-    __threadfence();
-    flash_sync_n<128>();
-    if (threadIdx.x == 0) {
-        const uint32_t done = atomicAdd(cnt + w % per, 1u) + 1u;
-        *last = done == (uint32_t)flash_split_count(flash_seq_of(a, b).lkv) ? 1u : 0u;
-    }
-    flash_sync_n<128>();
-    if (*last != 0u) { /* uniform */
-        __threadfence();
-        flash_combine_item<DT, 128, true>(flash_combine_args_of(a), b, hk, red, 0, 1);
-    }
-}
+/* The TMA split kernel's threads: warps 0-3 the consumers, warp 4 the
+ * producer, and with OPP__SPLIT_TMA_ORDER warp 5, which ranks the
+ * sequences while the producer hands out the first items. */
+#define HOP_SPLIT_THREADS (OPP__SPLIT_TMA_ORDER ? 192 : 160)
 
-/* grid.x blocks of 160 threads (at most the SMs' room), claiming the split
- * launch's items (split, sequence, kv head) dynamically; rec: the guard
- * record (its code read first; its work_next_split the claim counter);
- * cnt: the split counters (OPP__SPLIT_TMA_FUSE; NULL: the combine is a
- * launch of its own). */
+/* grid.x blocks of HOP_SPLIT_THREADS threads (at most the SMs' room),
+ * claiming the split launch's items (split, sequence, kv head)
+ * dynamically; rec: the guard record (its code read first; its
+ * work_next_split the claim counter); rank: with OPP__SPLIT_TMA_ORDER,
+ * whether the last splits are ranked (else claimed in batch order). */
 template <int DT, class S>
-static __global__ void __launch_bounds__(160, 2)
+static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, 2)
     hop_split_kernel(const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv,
-                     const flash_args a, opp__guard_record_t *rec, uint32_t *cnt) {
+                     const flash_args a, opp__guard_record_t *rec, int32_t rank) {
     typedef hop_split_layout<S> L;
     extern __shared__ __align__(16) uint8_t hop_split_raw[];
     __shared__ long long red[32];
@@ -245,7 +237,10 @@ static __global__ void __launch_bounds__(160, 2)
     uint8_t *gbase = hop_split_raw + (base - raw);
     /* the ring; each side counts the key blocks it has taken in its copy */
     flash_narrow_ring<S> ring = {base, base + L::BARS, gbase, 0};
+    __shared__ __align__(8) uint64_t rank_mbar; /* warp 5's arrival: perm is ready */
+    const uint32_t rank_bar = flash_smem_addr(&rank_mbar);
     if (threadIdx.x == 0) {
+        hop_mbar_init(rank_bar, 1);
         for (uint32_t s = 0; s < L::STAGES; ++s) {
             hop_mbar_init(ring.full(s), 1);  /* the producer's expect_tx */
             hop_mbar_init(ring.empty(s), 4); /* the consumer warps */
@@ -258,18 +253,22 @@ static __global__ void __launch_bounds__(160, 2)
     }
     __syncthreads();
     if (rec->code == OPP_STATUS_SUCCESS) { /* bad cu_seqlens / nonpad: touch nothing */
-        if (threadIdx.x >= 128) {
-            const uint16_t *perm = nullptr;
-            if constexpr (OPP__SPLIT_TMA_ORDER) { /* warp 4 ranks the sequences */
+        __shared__ uint16_t rank_perm[OPP__SPLIT_TMA_ORDER ? OPP__SPLIT_ORDER_MAX : 1];
+        /* rank: uniform (the launcher's a.batch <= OPP__SPLIT_ORDER_MAX) */
+        const bool ranked = OPP__SPLIT_TMA_ORDER && rank != 0;
+        if (threadIdx.x >= 160) { /* warp 5 ranks the sequences */
+            if (ranked) {
                 __shared__ uint32_t rank_cnt[OPP__SPLIT_KEYS / S::BN + 1];
-                __shared__ uint16_t rank_perm[OPP__SPLIT_ORDER_MAX];
-                if (a.batch <= OPP__SPLIT_ORDER_MAX) {
-                    hop_split_rank<S>(a, rank_cnt, rank_perm);
-                    perm = rank_perm;
+                hop_split_rank<S>(a, rank_cnt, rank_perm);
+                __syncwarp(); /* every lane's perm entries before the arrival */
+                if (threadIdx.x == 160) {
+                    hop_mbar_arrive(rank_bar); /* release */
                 }
             }
+        } else if (threadIdx.x >= 128) {
             if (threadIdx.x == 128) {
-                hop_split_produce<S>(&mk, &mv, a, rec, ring, gbase, perm);
+                hop_split_produce<S>(&mk, &mv, a, rec, ring, gbase, ranked ? rank_perm : nullptr,
+                                     rank_bar);
             }
         } else {
             for (uint32_t it = 0;; ++it) {
@@ -284,12 +283,6 @@ static __global__ void __launch_bounds__(160, 2)
                     break;
                 }
                 flash_split_narrow<DT, S, true>(a, (uint16_t *)(gbase + L::NARROW), w, red, &ring);
-                if constexpr (OPP__SPLIT_TMA_FUSE) {
-                    __shared__ uint32_t last;
-                    if (cnt != nullptr) {
-                        hop_split_finish<DT>(a, cnt, w, red, &last);
-                    }
-                }
             }
         }
     }
@@ -305,11 +298,11 @@ static __global__ void __launch_bounds__(160, 2)
  * after_hopper: as flash_launch_split's. */
 template <int DT, int DB>
 static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
-                                  opp__guard_record_t *rec, uint32_t *cnt,
-                                  struct CUstream_st *stream, bool after_hopper, bool *done) {
+                                  opp__guard_record_t *rec, struct CUstream_st *stream,
+                                  bool after_hopper, bool *done) {
     *done = false;
     if constexpr (OPP__SPLIT_TMA == 0 || DB > OPP__SPLIT_DMAX) {
-        (void)a, (void)p, (void)rec, (void)cnt, (void)stream, (void)after_hopper;
+        (void)a, (void)p, (void)rec, (void)stream, (void)after_hopper;
         return OPP_STATUS_SUCCESS;
     } else {
         typedef flash_split_cfg<DB> S;
@@ -338,7 +331,7 @@ static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
         int per_sm = opp__device_cache_get(per_sm_cache, dev);
         if (per_sm <= 0) {
             OPP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &per_sm, hop_split_kernel<DT, S>, 160, L::BYTES));
+                &per_sm, hop_split_kernel<DT, S>, HOP_SPLIT_THREADS, L::BYTES));
             OPP_RETURN_IF(
                 per_sm <= 0, OPP_STATUS_CUDA_ERROR,
                 "the TMA split kernel (%zu bytes of shared memory) fits no SM of device %d",
@@ -347,17 +340,21 @@ static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
         }
         const int64_t cap = (int64_t)sms * per_sm;
         const unsigned grid = (unsigned)(sa.items < cap ? sa.items : cap);
-        uint32_t *const kc = OPP__SPLIT_TMA_FUSE ? cnt : NULL; /* the kernel combines */
+        /* rank the last splits where their lengths may differ (packed: not
+         * every sequence at max_seqlen_kv; padded: nonpad is on the device)
+         * and the permutation fits the block */
+        const int32_t rank = a.batch > 1 && a.batch <= OPP__SPLIT_ORDER_MAX &&
+                             !(packed && p->total_kv == (int64_t)a.batch * p->max_seqlen_kv);
         if (after_hopper) {
-            OPP_TRY(flash_launch_dependent(hop_split_kernel<DT, S>, grid, 160, L::BYTES, stream, mk,
-                                           mv, sa, rec, kc));
+            OPP_TRY(flash_launch_dependent(hop_split_kernel<DT, S>, grid, HOP_SPLIT_THREADS,
+                                           L::BYTES, stream, mk, mv, sa, rec, rank));
         } else {
-            hop_split_kernel<DT, S>
-                <<<grid, 160, L::BYTES, (cudaStream_t)stream>>>(mk, mv, sa, rec, kc);
+            hop_split_kernel<DT, S><<<grid, HOP_SPLIT_THREADS, L::BYTES, (cudaStream_t)stream>>>(
+                mk, mv, sa, rec, rank);
         }
         OPP_CUDA_TRY(cudaGetLastError());
         *done = true;
-        return kc != NULL ? OPP_STATUS_SUCCESS : flash_launch_combine<DT>(a, ts_max, rec, stream);
+        return flash_launch_combine<DT>(a, ts_max, rec, stream);
     }
 }
 

@@ -326,24 +326,22 @@
 #ifndef OPP__SPLIT_TMA_STAGES
 #define OPP__SPLIT_TMA_STAGES 3
 #endif
-/* The TMA split kernel's claim order. 1: the splits before each
+/* The TMA split kernel's claim order. 1 (default): the splits before each
  * sequence's last, split-major, then the last splits by their key blocks,
- * most first (each block ranks the sequences at its start: batches of at
- * most OPP__SPLIT_ORDER_MAX sequences; larger ones in batch order), so
- * that the launch ends on the shortest items; 0: split-major (split 0 of
- * every sequence and kv head, then split 1, ...). Which block runs an item
- * changes, never its arithmetic. Not yet measured: an A/B switch. */
+ * most first (warp 5 of each block ranks the sequences while the first
+ * items run; where the lengths may differ, in batches of 2 ..
+ * OPP__SPLIT_ORDER_MAX sequences; else in batch order), so that the
+ * launch ends on the shortest items; 0: split-major (split 0 of every
+ * sequence and kv head, then split 1, ...). Which block runs an item
+ * changes, never its arithmetic. Measured on an H100 (bench/RESULTS.md,
+ * thirty-third session), with the rank by the producer warp before its
+ * first claim: decode_gqa_bf16 2 % faster, the uniform decode cases
+ * 0.2-1 % slower (the rank's time at every block's start, now hidden or
+ * skipped). */
 #ifndef OPP__SPLIT_TMA_ORDER
-#define OPP__SPLIT_TMA_ORDER 0
+#define OPP__SPLIT_TMA_ORDER 1
 #endif
 #define OPP__SPLIT_ORDER_MAX 1024
-/* 1: the TMA split kernel combines each (sequence, kv head) itself, in the
- * block that finishes its last split (a counter a pair in the workspace,
- * zeroed by the guard), with the combine's arithmetic (the same bits);
- * 0: a combine launch after it. Not yet measured: an A/B switch. */
-#ifndef OPP__SPLIT_TMA_FUSE
-#define OPP__SPLIT_TMA_FUSE 0
-#endif
 /* A sequence with at most this many split rows (ts G) runs them on the
  * narrow tile (kernels/flash_split_narrow.cuh: four warps on one m16
  * tile), a longer one on the split tile; a row's bits are the same. */

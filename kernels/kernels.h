@@ -80,11 +80,10 @@ typedef struct opp__guard_record {
  * of p (cu_seqlens for the packed layout, nonpad_kv_seqlen for the padded
  * one; host-check order: q before kv; start, order, total, then lengths;
  * the first failure wins) and rewrites the whole record at `record`
- * (device, 256-byte aligned, OPP__GUARD_RECORD_BYTES); and sets the
- * zero_n words at `zero` (device, or NULL) to 0.
+ * (device, 256-byte aligned, OPP__GUARD_RECORD_BYTES).
  * @return : SUCCESS when enqueued, CUDA_ERROR if the launch failed. */
-opp_status_t opp__varlen_guard_launch(const opp__problem_t *p, void *record, uint32_t *zero,
-                                      int64_t zero_n, struct CUstream_st *stream);
+opp_status_t opp__varlen_guard_launch(const opp__problem_t *p, void *record,
+                                      struct CUstream_st *stream);
 
 /*! opp__guard_record_read() :
  * Copies the record at `record` (device) into *out (host) on stream and

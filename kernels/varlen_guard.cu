@@ -25,8 +25,6 @@
  *   - without one, packed layout: zeros into out rows cu_seqlens_q[B] ..
  *     total_q - 1 and -inf into their lse (rows past the batch, like a row
  *     that sees no key: CUDA-graph replay with a smaller batch).
- * Every block also zeroes its share of `zero` (the workspace's split
- * counters, lib/attention_plan.c), whatever it found.
  * Block 0 writes the record. The attention kernel, launched after this one
  * on the same stream, reads record.code first and touches nothing when it
  * is not SUCCESS, and otherwise writes only rows below cu_seqlens_q[B]: the
@@ -68,8 +66,6 @@ typedef struct opp__guard_args {
     int32_t q_seqlen;          /* padded: S_q */
     float *lse;                /* or NULL */
     int64_t lse_head, lse_batch;
-    uint32_t *zero; /* zero_n words every run sets to 0 (the split counters), or NULL */
-    int64_t zero_n;
 } opp__guard_args_t;
 
 #define GUARD_THREADS    1024
@@ -175,10 +171,6 @@ static __global__ void __launch_bounds__(GUARD_THREADS)
      * end and its memory before they read anything */
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-    for (int64_t i = (int64_t)blockIdx.x * GUARD_THREADS + threadIdx.x; i < a.zero_n;
-         i += (int64_t)gridDim.x * GUARD_THREADS) {
-        a.zero[i] = 0u;
-    }
     __shared__ unsigned long long first;
     if (threadIdx.x == 0) {
         first = GUARD_NONE;
@@ -267,7 +259,6 @@ static uint32_t guard_nan_bits(opp_dtype_t dtype) {
 /* min(GUARD_MAX_BLOCKS, ceil(total_q * Hq / GUARD_WARPS)) blocks, at least
  * 1, of GUARD_THREADS on stream; see kernels.h and the file comment. */
 extern "C" opp_status_t opp__varlen_guard_launch(const opp__problem_t *p, void *record,
-                                                 uint32_t *zero, int64_t zero_n,
                                                  struct CUstream_st *stream) {
     opp__guard_args_t g;
     memset(&g, 0, sizeof(g));
@@ -291,8 +282,6 @@ extern "C" opp_status_t opp__varlen_guard_launch(const opp__problem_t *p, void *
     g.lse = p->lse;
     g.lse_head = p->lse_head;
     g.lse_batch = p->lse_batch;
-    g.zero = zero;
-    g.zero_n = zero != NULL ? zero_n : 0;
     const int64_t lines = p->total_q * p->a.hq; /* <= 2^31 * 2^31 */
     const int64_t want = (lines + GUARD_WARPS - 1) / GUARD_WARPS;
     const unsigned blocks =

@@ -9,8 +9,6 @@
  *                             bare workspace pointer.
  *   split_o        FAST split-KV partial O, float [split_rows, Hq, Dv]
  *   split_ml       its (frame, l) pairs, float [split_rows, Hq, 2]
- *   split_cnt      the splits finished of each (sequence, kv head),
- *                  uint32 [B, Hkv], zeroed by the guard each run
  * The split regions exist only when the problem's shape has a FAST kernel
  * that splits (16-bit storage, D, Dv <= OPP__SPLIT_DMAX; whatever the
  * algorithm, so one workspace serves EXACT, FAST and TF32X3 alike; f32,
@@ -51,13 +49,10 @@ void opp__plan_layout(const opp__problem_t *p, void *workspace, opp__plan_t *pla
     plan->split_rows = opp__plan_split_rows(p);
     plan->split_o = NULL;
     plan->split_ml = NULL;
-    plan->split_cnt = NULL;
     if (plan->split_rows > 0) {
         const size_t rows = (size_t)plan->split_rows * (size_t)p->a.hq;
         plan->split_o = (float *)opp__bump_take(&bump, rows * (size_t)p->a.dv * sizeof(float));
         plan->split_ml = (float *)opp__bump_take(&bump, rows * 2 * sizeof(float));
-        plan->split_cnt = (uint32_t *)opp__bump_take(&bump, (size_t)p->batch * (size_t)p->a.hkv *
-                                                                sizeof(uint32_t));
     }
     plan->workspace_bytes = opp__bump_total(&bump);
 }

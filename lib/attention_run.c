@@ -81,8 +81,7 @@ opp_status_t opp__attention_run_row(const opp__problem_t *p, const opp__kernel_r
                                     struct CUstream_st *stream) {
     opp__plan_t plan;
     OPP_TRY(opp__plan_bind(p, workspace, workspace_bytes, &plan));
-    OPP_TRY(opp__varlen_guard_launch(p, plan.guard_record, plan.split_cnt,
-                                     plan.split_cnt != NULL ? p->batch * p->a.hkv : 0, stream));
+    OPP_TRY(opp__varlen_guard_launch(p, plan.guard_record, stream));
     return launchers[row->id](p, row, &plan, stream);
 }
 

@@ -364,8 +364,7 @@ typedef struct opp_varlen {
  * 1024 keys (max_seqlen_kv > 1024), the split-KV partials (decode): R rows
  * of num_heads * (v_head_size + 2) floats, 256-byte aligned, with
  *   R = min(ceil(max_seqlen_kv / 1024) * min(total_q, batch * floor(64 / G)),
- *           (floor(total_kv / 1024) + batch) * floor(64 / G)),
- * and batch * kv_num_heads 32-bit split counters, 256-byte aligned.
+ *           (floor(total_kv / 1024) + batch) * floor(64 / G)).
  * It depends only on the descriptor, never on the device lengths, so one
  * workspace serves every batch the descriptor's extents allow (graph replay).
  * @return : OPP_STATUS_SUCCESS (with *workspace_bytes set), or the status of

@@ -72,8 +72,7 @@ static void test_workspace_size_is_the_guard_record(void **state) {
 }
 
 /* The split-KV partials: rows = min(ceil(max_kv / S) min(total_q, B qmax),
- * (total_kv / S + B) qmax) with qmax = 64 / G, times Hq (Dv + 2) floats;
- * then the split counters, B Hkv words. */
+ * (total_kv / S + B) qmax) with qmax = 64 / G, times Hq (Dv + 2) floats. */
 static void test_workspace_size_split_partials(void **state) {
     (void)state;
     const struct {
@@ -102,8 +101,7 @@ static void test_workspace_size_split_partials(void **state) {
         const int64_t rows_a = ((int64_t)cases[i].max_kv + 1023) / 1024 * q_split;
         const int64_t rows_b = ((int64_t)cases[i].total_kv / 1024 + b) * qmax;
         const size_t rows = (size_t)(rows_a < rows_b ? rows_a : rows_b) * (size_t)cases[i].hq;
-        const size_t want = 256 + align256(rows * (size_t)cases[i].dv * 4) + align256(rows * 8) +
-                            align256((size_t)b * (size_t)cases[i].hkv * 4);
+        const size_t want = 256 + align256(rows * (size_t)cases[i].dv * 4) + align256(rows * 8);
         size_t bytes = 0;
         assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
         if (bytes != want) {

@@ -8,7 +8,6 @@
 #define OPP_INTERNAL_ATTENTION_PLAN_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "lib/internal/problem.h"
 
@@ -25,10 +24,6 @@ typedef struct opp__plan {
     float *split_o;     /* [split_rows, Hq, Dv] */
     float *split_ml;    /* [split_rows, Hq, 2] */
     int64_t split_rows; /* the bound, opp__plan_split_rows() */
-    /* the splits finished of each (sequence, kv head), zeroed by the guard
-     * each run (the TMA split kernel's own combine, OPP__SPLIT_TMA_FUSE);
-     * NULL with the partials */
-    uint32_t *split_cnt; /* [B, Hkv] */
 } opp__plan_t;
 
 /* Partial rows the FAST split-KV path may need for p (0: none): a bound on
