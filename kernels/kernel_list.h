@@ -333,11 +333,11 @@
  * OPP__SPLIT_ORDER_MAX sequences; else in batch order), so that the
  * launch ends on the shortest items; 0: split-major (split 0 of every
  * sequence and kv head, then split 1, ...). Which block runs an item
- * changes, never its arithmetic. Measured on an H100 (bench/RESULTS.md,
- * thirty-third session), with the rank by the producer warp before its
- * first claim: decode_gqa_bf16 2 % faster, the uniform decode cases
- * 0.2-1 % slower (the rank's time at every block's start, now hidden or
- * skipped). */
+ * changes, never its arithmetic. Measured (bench/RESULTS.md,
+ * thirty-third session). On an H200, as built: decode_gqa_bf16 2.1 %
+ * faster, the uniform decode cases within 1 %, the same bits, memcheck
+ * and synccheck clean. On an H100, with the rank done by the producer warp
+ * before its first claim: the uniform cases 0.2-1 % slower. */
 #ifndef OPP__SPLIT_TMA_ORDER
 #define OPP__SPLIT_TMA_ORDER 1
 #endif
