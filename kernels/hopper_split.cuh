@@ -153,6 +153,7 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
     typedef hop_split_layout<S> L;
     const uint32_t base = ring.ring; /* ring.n: the key blocks loaded */
     const int64_t per = (int64_t)a.batch * a.hkv;
+    const int64_t last0 = a.items - per; /* OPP__SPLIT_TMA_ORDER: the last splits' claims */
     const bool causal = a.is_causal != 0;
     unsigned long long *ctr = (unsigned long long *)&rec->work_next_split;
     for (uint32_t it = 0;; ++it) {
@@ -167,7 +168,6 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
             int32_t split = (int32_t)(w / per);
             b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
             if constexpr (OPP__SPLIT_TMA_ORDER) {
-                const int64_t last0 = a.items - per; /* the last splits' claims */
                 if (w >= last0) {
                     const int32_t r = (int32_t)((w - last0) / a.hkv);
                     if (perm != nullptr) {
@@ -181,7 +181,7 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
             const flash_seq seq = flash_seq_of(a, b);
             if constexpr (OPP__SPLIT_TMA_ORDER) {
                 const int32_t last = flash_split_count(seq.lkv) - 1;
-                if (w >= a.items - per) {
+                if (w >= last0) {
                     split = last;
                 } else if (split >= last) {
                     continue; /* the sequence's last split: claimed at the end */
