@@ -116,7 +116,7 @@
  * first, whose work_next (work_next_wide: the D 64 pair's wide launch) is
  * the claim counter. */
 template <int DT, class C>
-static __global__ void __launch_bounds__(C::THREADS, 1)
+static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
                             opp__guard_record_t *rec) {
     /* the split launch after this one may start now, on the SMs this

@@ -27,7 +27,9 @@
 
 /* NC_ consumer warpgroups of 64 rows each: 2 (BM 128), or 3 at DB 64 (BM
  * 192: at D 64 the softmax weighs as much as the products, so a third
- * warpgroup's softmax runs under the other two's products) */
+ * warpgroup's softmax runs under the other two's products), or 1 at DB 64
+ * (BM 64, OPP__HOPPER_D64_BM: two blocks an SM, so one block's per-item
+ * waits run under the other's products) */
 template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
     static constexpr int DB = DB_, NC = NC_, BM = 64 * NC_, BN = BN_, THREADS = 128 * (NC_ + 1);
     static constexpr int CTHREADS = 128 * NC_;                  /* consumer threads */
@@ -38,7 +40,11 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
     /* one consumer's 64 rows of one 64-column panel of the O tile */
     static constexpr uint32_t O_PANEL = 64u * 128u;
     /* K and V rings of STAGES stages (a power of two: the counters wrap) */
-    static constexpr uint32_t STAGES = OPP__HOPPER_STAGES(DB_), STAGE_SHIFT = STAGES == 4 ? 2 : 1;
+    static constexpr uint32_t STAGES = OPP__HOPPER_STAGES(DB_, BM),
+                              STAGE_SHIFT = STAGES == 4 ? 2 : 1;
+    /* resident blocks an SM: the launch bound, the register split and the
+     * persistent grid (two blocks of one consumer each, else one) */
+    static constexpr int BLOCKS_PER_SM = NC_ == 1 ? 2 : 1;
     /* DB <= 128: the O tile [BM][DB] in shared memory, which TMA stores
      * (whole tiles; what fits beside Q and the rings: not at DB 256) */
     static constexpr bool TMA_O = DB_ <= 128;
@@ -68,7 +74,7 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * sweep_d64_causal_L1024 2.2 % slower with them (bench/RESULTS.md,
      * eighteenth session), so DB 64 builds them at each issue */
     static constexpr bool UNIFORM_DESC = DB_ >= 128;
-    static constexpr int CONSUMER_REGS = NC_ == 2 ? 224 : 152;
+    static constexpr int CONSUMER_REGS = NC_ == 1 ? 200 : NC_ == 2 ? 224 : 152;
     /* named barriers: 1 (the consumers, the last block's V rows), 2 .. 2 +
      * NC - 1 (pingpong: consumer c's turn), then one per consumer (its
      * half of the O tile) */
@@ -81,7 +87,7 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
 #endif
     /* the consumers take turns to issue their matrix products (named
      * barriers 2 and 3), so one's softmax runs under the other's products */
-    static constexpr bool PINGPONG = OPP__HOPPER_PINGPONG != 0;
+    static constexpr bool PINGPONG = OPP__HOPPER_PINGPONG != 0 && NC_ > 1;
 #ifndef OPP__HOPPER_PERSISTENT
 #define OPP__HOPPER_PERSISTENT 1
 #endif
@@ -182,8 +188,11 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
     static_assert(STAGES == 2 || STAGES == 4, "a power of two, <= 4 (the mbarrier area)");
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");
-    static_assert(128 * PRODUCER_REGS + CTHREADS * CONSUMER_REGS <= 65536, "register file");
-    static_assert(NC_ == 2 || NC_ == 3, "two or three consumers");
+    static_assert(128 * PRODUCER_REGS + CTHREADS * CONSUMER_REGS <= 65536 / BLOCKS_PER_SM,
+                  "register file");
+    static_assert(NC_ == 2 || NC_ == 3 || (NC_ == 1 && DB_ == 64),
+                  "one (DB 64), two or three consumers");
+    static_assert(BLOCKS_PER_SM * (SMEM_BYTES + 1024) <= 233472, "shared memory of an SM");
     static_assert(OPP__HOPPER_SORT_MAX >= 0 && OPP__HOPPER_SORT_MAX <= 65536 &&
                       4u * OPP__HOPPER_SORT_MAX <= KV_BYTES,
                   "uint16 sequence indices; the sort's keys fit in a K stage");

@@ -82,7 +82,7 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
     if (C::PERSISTENT) {
         int sms = 0;
         OPP_TRY(flash_sm_count(&sms));
-        cap = sms;
+        cap = (int64_t)sms * C::BLOCKS_PER_SM;
     }
     const unsigned grid = (unsigned)(a.items < cap ? a.items : cap);
     /* the longest-first order where it pays (kernels/hopper_sort_rule.h) */
@@ -134,8 +134,10 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
     if constexpr (W::BM == C::BM) {
         OPP_TRY((hopper_enqueue<DT, C>(a, p, rec, stream, &launched)));
     } else {
-        static_assert(W::DB == C::DB && W::SMEM_BYTES <= C::SMEM_BYTES && W::BM >= C::BM,
-                      "the wide configuration fits where its line's fits, G <= BM");
+        static_assert(W::DB == C::DB && W::BM >= C::BM &&
+                          W::SMEM_BYTES + 1024 <= C::BLOCKS_PER_SM * (C::SMEM_BYTES + 1024),
+                      "the wide configuration fits where its line's fits (the line's two "
+                      "blocks' shared memory, when it runs two an SM), G <= BM");
         if (hop_takes_wide(p->max_seqlen_kv)) {
             a.hop_class = 2;
             OPP_TRY((hopper_enqueue<DT, W>(a, p, rec, stream, &launched)));

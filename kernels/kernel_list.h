@@ -121,11 +121,20 @@
     X(flash_f16_d256_bm64, FAST, F16, 256, 8, 80, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32)) \
     X(flash_bf16_d256_bm64, FAST, BF16, 256, 8, 80, 64, 32, 128, OPP__FLASH_SMEM_BYTES(256, 64, 32))
 /* Stages of the Hopper kernel's K and V rings: 4 at D <= 64 (short key
- * blocks: more loads in flight), else 2 (what fits). */
+ * blocks: more loads in flight), else 2 (what fits); 2 in a tile of one
+ * consumer (BM 64: two blocks an SM, whose shared memory must fit twice). */
 #ifndef OPP__HOPPER_STAGES_D64
 #define OPP__HOPPER_STAGES_D64 4
 #endif
-#define OPP__HOPPER_STAGES(DB) ((DB) <= 64 ? OPP__HOPPER_STAGES_D64 : 2)
+#define OPP__HOPPER_STAGES(DB, BM) ((DB) <= 64 && (BM) > 64 ? OPP__HOPPER_STAGES_D64 : 2)
+/* The D 64 lines' tile rows: 128 (two consumer warpgroups, one block an
+ * SM) or 64 (one consumer warpgroup, two blocks an SM, so that one block's
+ * per-item waits - Q, the first Q K^T, the epilogue - run under the other
+ * block's products; kernels/hopper_config.cuh). A row's bits do not depend
+ * on it. With 64, dispatch takes the lines for G <= 64 only. */
+#ifndef OPP__HOPPER_D64_BM
+#define OPP__HOPPER_D64_BM 128
+#endif
 /* Batches of up to this many sequences run the Hopper kernel's (sequence,
  * kv head) pairs longest sequence first (kernels/hopper_items.cuh,
  * hop_sort_sequences); larger ones in batch order. */
@@ -147,14 +156,15 @@
 #define OPP__HOPPER_TRIM_WHERE 3
 #endif
 /* Shared memory of the Hopper kernel: 1024 bytes of alignment slack, Q
- * [BM][DB], OPP__HOPPER_STAGES(DB) stages of K and V [BN][DB], at DB <= 128
+ * [BM][DB], OPP__HOPPER_STAGES(DB, BM) stages of K and V [BN][DB], at DB <= 128
  * the O tile [BM][DB] the TMA stores read (16-bit, 128-byte-swizzled panels
  * of 64 columns), 256 bytes of mbarriers and item slots, the sequence order
  * (uint16 [OPP__HOPPER_SORT_MAX]), 256 bytes of claim queue (kernels/hopper_config.cuh asserts its
  * template agrees). */
-#define OPP__HOPPER_SMEM_BYTES(DB, BM, BN)             \
-    ((size_t)1536 + (size_t)2 * OPP__HOPPER_SORT_MAX + \
-     ((size_t)(BM) * ((DB) <= 128 ? 2 : 1) + 2 * OPP__HOPPER_STAGES(DB) * (size_t)(BN)) * (DB)*2)
+#define OPP__HOPPER_SMEM_BYTES(DB, BM, BN)                                                    \
+    ((size_t)1536 + (size_t)2 * OPP__HOPPER_SORT_MAX +                                        \
+     ((size_t)(BM) * ((DB) <= 128 ? 2 : 1) + 2 * OPP__HOPPER_STAGES(DB, BM) * (size_t)(BN)) * \
+         (DB)*2)
 
 /* A TMA tensor map takes strides below 2^40 bytes: larger strides of q, k
  * or v send a problem from the SM 90 rows to a flash row (lib/dispatch.c);
@@ -167,13 +177,15 @@
  * capability 9.0 only; listed first, so on an H100 / H200 it serves D, Dv
  * up to its DMAX and the flash rows below serve the rest (and every other
  * GPU). One translation unit per bucket (kernels/hopper_d<DB>.cu).
- * A D64 line's fields are its BM 128 configuration's (G <= 128); its
+ * A D64 line's fields are its OPP__HOPPER_D64_BM configuration's (G <= BM); its
  * launcher also runs the wide one, OPP__HOPPER_WIDE_D64_* (three consumer
  * warpgroups: BM 192, BN 96, 512 threads, less shared memory), on the
  * sequences hop_takes_wide() gives it (kernels/hopper_items.cuh). */
-#define OPP__HOPPER_D64_KERNELS(X)                                                               \
-    X(hopper_f16_d64, FAST, F16, 64, 8, 90, 128, 128, 384, OPP__HOPPER_SMEM_BYTES(64, 128, 128)) \
-    X(hopper_bf16_d64, FAST, BF16, 64, 8, 90, 128, 128, 384, OPP__HOPPER_SMEM_BYTES(64, 128, 128))
+#define OPP__HOPPER_D64_KERNELS(X)                                                              \
+    X(hopper_f16_d64, FAST, F16, 64, 8, 90, OPP__HOPPER_D64_BM, 128,                            \
+      128 * (OPP__HOPPER_D64_BM / 64 + 1), OPP__HOPPER_SMEM_BYTES(64, OPP__HOPPER_D64_BM, 128)) \
+    X(hopper_bf16_d64, FAST, BF16, 64, 8, 90, OPP__HOPPER_D64_BM, 128,                          \
+      128 * (OPP__HOPPER_D64_BM / 64 + 1), OPP__HOPPER_SMEM_BYTES(64, OPP__HOPPER_D64_BM, 128))
 /* the D64 lines' wide configuration: BM (three consumers), BN, and the
  * sequences it runs: those with at least MIN_KEYS keys (hop_takes_wide) */
 #define OPP__HOPPER_WIDE_D64_BM       192
