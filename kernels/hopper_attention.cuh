@@ -2,7 +2,7 @@
  * hopper_attention.cuh - the FAST path's Hopper kernel (compute capability
  * 9.0, sm_90a): TMA loads into 128-byte-swizzled shared memory, wgmma
  * tensor cores with fp32 accumulation, a producer warpgroup (a claimer
- * warp and a loading lane) and two or three consumer warpgroups. Its
+ * warp and a loading lane) and one to three consumer warpgroups. Its
  * configurations (tiles, shared memory layout, register split, switches):
  * kernels/hopper_config.cuh; its producer: kernels/hopper_producer.cuh;
  * its matrix products: kernels/hopper_products.cuh; its epilogue:
@@ -28,13 +28,16 @@
  * Warps: 128 (NC + 1) threads, NC = BM / 64 consumers: 2 (BM 128), or 3
  * (BM 192, BN 96: the D 64 lines' wide configuration, which runs the
  * sequences hop_takes_wide() gives it in a launch of its own, before the
- * BM 128 launch runs the others). Warpgroup 0 is the producer: it drops to 56
+ * BM 128 launch runs the others), or 1 (BM 64 at D 64 with
+ * OPP__HOPPER_D64_BM 64: two blocks an SM, two K / V stages, no pingpong;
+ * the other block's products run under one block's per-item waits).
+ * Warpgroup 0 is the producer: it drops to 56
  * registers; its second warp claims the items ahead into a claim queue
  * (hop_claim_ahead) and lane 0 of its first (hop_load) issues every TMA (Q
  * once per item; K_j and V_j into rings of STAGES stages - 4 at DB 64,
  * else 2 - each buffer with a "full" mbarrier the TMA
  * completes and an "empty" one every consumer arrives on). Warpgroups 1 ..
- * NC are consumers (224 registers, 152 at NC 3): consumer c owns rows
+ * NC are consumers (224 registers, 152 at NC 3, 200 at NC 1): consumer c owns rows
  * 64 c .. 64 c + 63, and for key block j issues together
  *   S_j = Q K_j^T          SS-wgmma m64nBNk16, D / 16 steps, Q and K from
  *                          shared memory
@@ -81,7 +84,7 @@
  * keys first (each block sorts them at its start, hop_sort_sequences),
  * else in batch order; each pair's highest m-blocks (under causal masking
  * the longest) first.
- * A grid of one block per SM claims them one at a time from a counter in
+ * A grid of one block per SM (two at NC 1) claims them one at a time from a counter in
  * the guard record, which the guard zeroes on every call (graph replays
  * included); the claimer warp claims up to C::QUEUE items ahead of the
  * loads, skipping m-blocks past the sequence's tokens (hop_claim), and the
