@@ -30,6 +30,13 @@
 #                             no other HGMMA, touches no local memory, and its
 #                             setmaxnreg counts fit the launch registers of
 #                             its three consumer warpgroups and producer
+#   test_hopper_bm64_build    the D 64 one-consumer A/B object
+#                             (//kernels:hopper_d64_bm64, OPP__HOPPER_D64_BM
+#                             64: hop_cfg<64, 128, 1>, two blocks an SM):
+#                             both instances there, HGMMA, UTMALDG and
+#                             UTMASTG in each, no local memory, setmaxnreg
+#                             counts within its launch registers (one
+#                             consumer warpgroup and the producer)
 #   test_tf32x3_ab_builds     the 3xTF32 switches' A/B builds (objects of
 #                             //kernels:tf32x3_1wg: OPP__TF32X3_WS=0, the
 #                             one-warpgroup tf32x3_attention_kernel, 48 tf32
@@ -59,16 +66,17 @@
 # (.ci/run sets it: --test_env), which makes that a failure.
 #
 #   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O
-#       WS_OVERLAP_O WS_QREG_O WS_SACC2_O WS_NC3_O
+#       WS_OVERLAP_O WS_QREG_O WS_SACC2_O WS_NC3_O HOPPER_BM64_O
 #   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
 #   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o,
 #   tf32x3_ws_overlap_tf32x3_d64.o, tf32x3_ws_qreg_tf32x3_d64.o,
-#   tf32x3_ws_sacc2_tf32x3_d64.o and tf32x3_ws_nc2_tf32x3_d64.o)
+#   tf32x3_ws_sacc2_tf32x3_d64.o, tf32x3_ws_nc2_tf32x3_d64.o and
+#   hopper_d64_bm64_hopper_d64.o)
 set -u
 
 finder=$1
 shift
-lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2="" ws_nc2=""
+lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2="" ws_nc2="" bm64=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
@@ -79,10 +87,11 @@ for f in "$@"; do
     */tf32x3_ws_qreg_tf32x3_d64.o) [ -n "$ws_qreg" ] || ws_qreg=$f ;;
     */tf32x3_ws_sacc2_tf32x3_d64.o) [ -n "$ws_sacc2" ] || ws_sacc2=$f ;;
     */tf32x3_ws_nc2_tf32x3_d64.o) [ -n "$ws_nc2" ] || ws_nc2=$f ;;
+    */hopper_d64_bm64_hopper_d64.o) [ -n "$bm64" ] || bm64=$f ;;
     esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
-    test_hopper_step_softmax_order test_tf32x3_wgmma test_tf32x3_ab_builds)
+    test_hopper_step_softmax_order test_tf32x3_wgmma test_tf32x3_ab_builds test_hopper_bm64_build)
 report() { # report STATUS CASE [MESSAGE]
     echo "[ RUN      ] $2"
     [ -n "${3:-}" ] && echo "$3"
@@ -313,6 +322,53 @@ if [ $ok -eq 1 ]; then
     report OK test_tf32x3_ab_builds "$summary"
 else
     report FAILED test_tf32x3_ab_builds "want per object its one kernel: the one-warpgroup one with 48 tf32 HGMMA from registers, the warp-specialised ones with 24 + 24 (the overlap build 48 + 48 and a wait leaving one group in flight, the softmax under it; the QREG build 0 + 48; setmaxnreg within the launch registers); no other HGMMA, no local memory; $summary"
+    status=1
+fi
+
+# 7. the D 64 one-consumer A/B object: its two hop_cfg<64, 128, 1> instances
+# (f16, bf16), each with HGMMA, UTMALDG and UTMASTG, no local memory, and
+# setmaxnreg within its launch registers for 1 consumer and the producer
+nc1_ok=1
+summary="object hopper_d64_bm64: function HGMMA UTMALDG UTMASTG LDL/STL:"
+if [ -z "$bm64" ] || [ ! -s "$bm64" ]; then
+    summary="$summary (the object is missing among the arguments)"
+    nc1_ok=0
+elif ! PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -sass -arch sm_90a "$bm64" >"$tmp/bm64.txt" 2>"$tmp/err.txt"; then
+    summary="$summary cuobjdump failed: $(head -c 200 "$tmp/err.txt")"
+    nc1_ok=0
+else
+    awk '/Function : / { f = $3; if (f ~ /hopper_attention_kernel.*Li64ELi128ELi1E/) { n[f] = 1 } }
+         f in n && /[ \t]HGMMA/ { h[f]++ }
+         f in n && /[ \t]UTMALDG/ { t[f]++ }
+         f in n && /[ \t]UTMASTG/ { s[f]++ }
+         f in n && /[ \t](LDL|STL)[ .]/ { l[f]++ }
+         END { for (k in n) printf "%s %d %d %d %d\n", k, h[k], t[k], s[k], l[k] }' \
+        "$tmp/bm64.txt" | sort >"$tmp/bm64f.txt"
+    summary="$summary
+$(cat "$tmp/bm64f.txt")"
+    for dt in 10 16; do
+        grep -q "^_Z23hopper_attention_kernelILi${dt}E7hop_cfgILi64ELi128ELi1EEEv8hop_maps" "$tmp/bm64f.txt" || {
+            summary="$summary
+(no hop_cfg<64, 128, 1> instance of dtype $dt)"
+            nc1_ok=0
+        }
+    done
+    [ -z "$(awk '$2 == 0 || $3 == 0 || $4 == 0 || $5 > 0' "$tmp/bm64f.txt")" ] || nc1_ok=0
+    for dt in 10 16; do
+        fn="_Z23hopper_attention_kernelILi${dt}E7hop_cfgILi64ELi128ELi1EEEv8hop_maps10flash_argsP17opp__guard_record"
+        awk -v fn="$fn" '/Function : / { on = ($3 == fn) } on' "$tmp/bm64.txt" >"$tmp/bm64one.txt"
+        reg=$(PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -res-usage "$bm64" 2>/dev/null |
+            grep -A1 "$fn" | grep -oE "REG:[0-9]+" | head -1 | cut -d: -f2)
+        msg=$(regs_fit "$tmp/bm64one.txt" "$reg" 1) || nc1_ok=0
+        summary="$summary
+dtype $dt: $msg (launch registers ${reg:-?}: two blocks of 256 threads an SM need <= 128)"
+        [ -n "$reg" ] && [ "$reg" -le 128 ] || nc1_ok=0
+    done
+fi
+if [ $nc1_ok -eq 1 ]; then
+    report OK test_hopper_bm64_build "$summary"
+else
+    report FAILED test_hopper_bm64_build "want two hop_cfg<64, 128, 1> instances, each with HGMMA, UTMALDG and UTMASTG, no local memory, <= 128 launch registers and setmaxnreg within them; $summary"
     status=1
 fi
 exit $status
