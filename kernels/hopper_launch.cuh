@@ -131,7 +131,9 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
     a.split_on = a.split_on && split != NULL;
     opp__guard_record_t *rec = (opp__guard_record_t *)plan->guard_record;
     bool launched = false;
-    if constexpr (W::BM == C::BM) {
+    if (flash_all_split(a, p)) {
+        /* every row splits (OPP__SPLIT_MIN_KV < 0, a decode batch): no launch here */
+    } else if constexpr (W::BM == C::BM) {
         OPP_TRY((hopper_enqueue<DT, C>(a, p, rec, stream, &launched)));
     } else {
         static_assert(W::DB == C::DB && W::BM >= C::BM &&

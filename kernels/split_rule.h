@@ -31,10 +31,11 @@ static inline OPP__SPLIT_HD int32_t opp__key_end(int causal, int64_t t, int32_t 
 }
 
 /* How many of a sequence's last query tokens run split (0: none), for lq
- * queries, lkv keys and G query heads per kv head. */
+ * queries, lkv keys and G query heads per kv head: min(lq, 64 / G) when
+ * lkv > OPP__SPLIT_MIN_KV (kernels/kernel_list.h). */
 static inline OPP__SPLIT_HD int32_t opp__split_tokens(int32_t lq, int32_t lkv, int32_t g) {
     const int32_t most = OPP__SPLIT_ROWS / g;
-    return lkv > OPP__SPLIT_KEYS ? (lq < most ? lq : most) : 0;
+    return lkv > OPP__SPLIT_MIN_KV ? (lq < most ? lq : most) : 0;
 }
 
 /* The key blocks [*jb, *je) of BN keys (BN divides OPP__SPLIT_KEYS) that
@@ -51,6 +52,9 @@ static inline OPP__SPLIT_HD int opp__split_blocks(int32_t lq, int32_t lkv, int32
     *jb = *je = 0;
     if (r0 >= nrows || (int64_t)split * OPP__SPLIT_KEYS >= lkv) {
         return 0;
+    }
+    if (OPP__SPLIT_MIN_KV < 0 && split < 0) {
+        return 0; /* lkv 0 splits (OPP__SPLIT_MIN_KV -1) into no split: "the last" is -1 */
     }
     const int32_t kend = opp__key_end(causal, (nrows - 1) / g, lq, lkv);
     const int32_t nkb = (int32_t)(((int64_t)kend + bn - 1) / bn);

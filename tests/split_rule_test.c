@@ -5,12 +5,14 @@
  * iff k <= t + L_kv - L_q), over lengths around the split size and block
  * edges, every G, causal and not:
  *   - opp__key_end counts exactly the keys the definition shows token t;
- *   - the split rows are the last min(L_q, 64 / G) tokens when L_kv > 1024,
- *     none otherwise;
+ *   - the split rows are the last min(L_q, 64 / G) tokens when L_kv >
+ *     OPP__SPLIT_MIN_KV (1024; //tests:split_rule_all_test builds this file
+ *     with -1, every sequence), none otherwise;
  *   - for each split s, [jb, je) is exactly the blocks of BN keys inside
  *     [1024 s, 1024 (s + 1)) that hold a key some split row sees; a split
  *     with no such key runs none (returns 0); the splits' blocks tile the
- *     visible blocks without gap or overlap.
+ *     visible blocks without gap or overlap; a sequence of no key (no
+ *     split: the last is split -1) runs none.
  * The TMA split kernel's producer and the narrow tile both walk these
  * blocks (kernels/hopper_split.cuh, kernels/flash_split_narrow.cuh).
  *
@@ -47,9 +49,16 @@ static void test_key_end_matches_definition(void **state) {
 
 static void test_split_tokens(void **state) {
     (void)state;
-    assert_int_equal(opp__split_tokens(1, OPP__SPLIT_KEYS, 4), 0);     /* not more than 1024 keys */
-    assert_int_equal(opp__split_tokens(1, OPP__SPLIT_KEYS + 1, 4), 1); /* decode */
-    assert_int_equal(opp__split_tokens(40, 5000, 4), 16);              /* 64 / 4 */
+#if OPP__SPLIT_MIN_KV >= 0
+    assert_int_equal(opp__split_tokens(1, OPP__SPLIT_MIN_KV, 4), 0); /* not more than 1024 keys */
+    assert_int_equal(opp__split_tokens(40, OPP__SPLIT_MIN_KV, 4), 0);
+#else /* every sequence splits its last tokens, one of no key too */
+    assert_int_equal(opp__split_tokens(1, 0, 4), 1);
+    assert_int_equal(opp__split_tokens(40, 1, 4), 16);
+    assert_int_equal(opp__split_tokens(40, 1024, 1), 40);
+#endif
+    assert_int_equal(opp__split_tokens(1, OPP__SPLIT_MIN_KV + 1, 4), 1); /* decode */
+    assert_int_equal(opp__split_tokens(40, 5000, 4), 16);                /* 64 / 4 */
     assert_int_equal(opp__split_tokens(40, 5000, 64), 1);
     assert_int_equal(opp__split_tokens(3, 5000, 8), 3);
 }
@@ -71,6 +80,14 @@ static void test_split_blocks_match_definition(void **state) {
                         const int32_t lq = lqs[iq], lkv = lkvs[ik], g = gs[ig], bn = bns[ib];
                         const int32_t ts = opp__split_tokens(lq, lkv, g);
                         int32_t next = -1; /* the block after the previous split's */
+                        if (lkv == 0) {
+                            /* no split: the last, count - 1, is -1 (the TMA split
+                             * kernel's claim order asks for it) and runs nothing */
+                            int32_t jb = -7, je = -7;
+                            assert_int_equal(
+                                opp__split_blocks(lq, lkv, g, causal, -1, bn, &jb, &je), 0);
+                            assert_true(jb == 0 && je == 0);
+                        }
                         for (int32_t s = 0; s < 6; ++s) {
                             /* the blocks of split s holding a key a split row sees */
                             int32_t lo = -1, hi = -1;
