@@ -159,7 +159,7 @@ static inline flash_args flash_split_args(const flash_args &a, const opp__proble
 }
 
 /* Whether every row of the problem runs split-KV, so that the main launch
- * has none and is left out: OPP__SPLIT_MIN_KV < 0 (every sequence's last
+ * has none and is left out: OPP__SPLIT_ALL_KV (every sequence's last
  * min(L_q, OPP__SPLIT_ROWS / G) tokens split) and no sequence has more
  * tokens than that (L_q <= max_seqlen_q, or the guard stops the run). */
 static inline bool flash_all_split(const flash_args &a, const opp__problem_t *p) {

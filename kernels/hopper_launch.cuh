@@ -132,7 +132,7 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
     opp__guard_record_t *rec = (opp__guard_record_t *)plan->guard_record;
     bool launched = false;
     if (flash_all_split(a, p)) {
-        /* every row splits (OPP__SPLIT_MIN_KV < 0, a decode batch): no launch here */
+        /* every row splits (OPP__SPLIT_ALL_KV, a decode batch): no launch here */
     } else if constexpr (W::BM == C::BM) {
         OPP_TRY((hopper_enqueue<DT, C>(a, p, rec, stream, &launched)));
     } else {

@@ -322,18 +322,19 @@
 #define OPP__SPLIT_KEYS 1024
 #define OPP__SPLIT_ROWS 64
 #define OPP__SPLIT_DMAX 128
-/* Which sequences' last tokens split: those with L_kv > OPP__SPLIT_MIN_KV
- * (default OPP__SPLIT_KEYS: a sequence of one split runs on the main
- * kernel); -1: every sequence's (a function of L_kv and the token's
- * distance from the end all the same, so batch invariant), so that a batch
- * whose max_seqlen_q <= OPP__SPLIT_ROWS / G (decode, speculative decode)
- * has no row for the main kernel and its launch is left out
+/* Which sequences' last tokens split: those with L_kv > OPP__SPLIT_MIN_KV.
+ * OPP__SPLIT_ALL_KV 0 (default): OPP__SPLIT_KEYS, a sequence of one split
+ * runs on the main kernel. 1: -1, every sequence's (still a function of
+ * L_kv and the token's distance from the end, so batch invariant), so that
+ * a batch whose max_seqlen_q <= OPP__SPLIT_ROWS / G (decode, speculative
+ * decode) has no row for the main kernel and its launch is left out
  * (flash_all_split) - for an A/B against the Hopper launch of a decode
  * batch's short sequences; a row of one split then takes the split path's
  * bits, and every call with queries splits its sequences' last tokens. */
-#ifndef OPP__SPLIT_MIN_KV
-#define OPP__SPLIT_MIN_KV OPP__SPLIT_KEYS
+#ifndef OPP__SPLIT_ALL_KV
+#define OPP__SPLIT_ALL_KV 0
 #endif
+#define OPP__SPLIT_MIN_KV (OPP__SPLIT_ALL_KV ? -1 : OPP__SPLIT_KEYS)
 /* 1 (default): on SM 90, a split launch whose items all take the narrow
  * tile runs the TMA split kernel (kernels/hopper_split.cuh: the narrow
  * tile's arithmetic, the same bits, its K and V by TMA into a ring of

@@ -7,7 +7,7 @@
  *   - opp__key_end counts exactly the keys the definition shows token t;
  *   - the split rows are the last min(L_q, 64 / G) tokens when L_kv >
  *     OPP__SPLIT_MIN_KV (1024; //tests:split_rule_all_test builds this file
- *     with -1, every sequence), none otherwise;
+ *     with OPP__SPLIT_ALL_KV 1: -1, every sequence), none otherwise;
  *   - for each split s, [jb, je) is exactly the blocks of BN keys inside
  *     [1024 s, 1024 (s + 1)) that hold a key some split row sees; a split
  *     with no such key runs none (returns 0); the splits' blocks tile the
