@@ -128,14 +128,19 @@ if ! PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -sass -arch sm_90a "$lib"
     exit 1
 fi
 
+# hopper_counts SASS REGEX: per function whose name matches REGEX, "NAME
+# HGMMA UTMALDG UTMASTG LDL/STL" (its counts of each), sorted
+hopper_counts() {
+    awk -v re="$2" '/Function : / { f = $3; if (f ~ re) { n[f] = 1 } }
+         f in n && /[ \t]HGMMA/ { h[f]++ }
+         f in n && /[ \t]UTMALDG/ { t[f]++ }
+         f in n && /[ \t]UTMASTG/ { s[f]++ }
+         f in n && /[ \t](LDL|STL)[ .]/ { l[f]++ }
+         END { for (k in n) printf "%s %d %d %d %d\n", k, h[k], t[k], s[k], l[k] }' "$1" | sort
+}
+
 # per Hopper function: its counts of HGMMA, UTMALDG, UTMASTG, LDL / STL
-awk '/Function : / { f = $3; if (f ~ /hopper_attention_kernel/) { n[f] = 1 } }
-     f in n && /[ \t]HGMMA/ { h[f]++ }
-     f in n && /[ \t]UTMALDG/ { t[f]++ }
-     f in n && /[ \t]UTMASTG/ { s[f]++ }
-     f in n && /[ \t](LDL|STL)[ .]/ { l[f]++ }
-     END { for (k in n) printf "%s %d %d %d %d\n", k, h[k], t[k], s[k], l[k] }' \
-    "$tmp/sass.txt" | sort >"$tmp/funcs.txt"
+hopper_counts "$tmp/sass.txt" hopper_attention_kernel >"$tmp/funcs.txt"
 
 status=0
 # 1. the eight instances: hop_cfg<DB, BN, NC> for DT 10 (f16) and 16 (bf16)
@@ -337,13 +342,7 @@ elif ! PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -sass -arch sm_90a "$bm
     summary="$summary cuobjdump failed: $(head -c 200 "$tmp/err.txt")"
     nc1_ok=0
 else
-    awk '/Function : / { f = $3; if (f ~ /hopper_attention_kernel.*Li64ELi128ELi1E/) { n[f] = 1 } }
-         f in n && /[ \t]HGMMA/ { h[f]++ }
-         f in n && /[ \t]UTMALDG/ { t[f]++ }
-         f in n && /[ \t]UTMASTG/ { s[f]++ }
-         f in n && /[ \t](LDL|STL)[ .]/ { l[f]++ }
-         END { for (k in n) printf "%s %d %d %d %d\n", k, h[k], t[k], s[k], l[k] }' \
-        "$tmp/bm64.txt" | sort >"$tmp/bm64f.txt"
+    hopper_counts "$tmp/bm64.txt" 'hopper_attention_kernel.*Li64ELi128ELi1E' >"$tmp/bm64f.txt"
     summary="$summary
 $(cat "$tmp/bm64f.txt")"
     for dt in 10 16; do
