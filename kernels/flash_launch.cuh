@@ -163,7 +163,7 @@ static inline flash_args flash_split_args(const flash_args &a, const opp__proble
  * min(L_q, OPP__SPLIT_ROWS / G) tokens split) and no sequence has more
  * tokens than that (L_q <= max_seqlen_q, or the guard stops the run). */
 static inline bool flash_all_split(const flash_args &a, const opp__problem_t *p) {
-    return OPP__SPLIT_MIN_KV < 0 && a.split_on && p->max_seqlen_q <= OPP__SPLIT_ROWS / a.g;
+    return OPP__SPLIT_ALL_KV && a.split_on && p->max_seqlen_q <= OPP__SPLIT_ROWS / a.g;
 }
 
 template <int DT, class C>
@@ -358,23 +358,20 @@ static opp_status_t flash_launch(const opp__problem_t *p, const opp__plan_t *pla
                                  struct CUstream_st *stream) {
     flash_args a = flash_args_init(p, plan, C::DB);
     const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;
-    bool other = false; /* the main launch ran on the pair tile or the ring */
-    /* no row for the main launch (every row splits): only the split launch */
-    const bool none = flash_all_split(a, p);
-    if constexpr (C::DB == 256 && C::BM == 128) {
-        if (!none) {
+    /* no row for the main launch when every row splits: the split launch alone */
+    if (!flash_all_split(a, p)) {
+        bool other = false; /* the main launch ran on the pair tile or the ring */
+        if constexpr (C::DB == 256 && C::BM == 128) {
             OPP_TRY((flash_enqueue_if_two<DT, flash_cfg<C::DB, 64, C::BN, 4>>(a, p, rec, stream,
                                                                               &other)));
         }
-    }
-    if constexpr (C::DB <= 128) {
-        if (!none) {
+        if constexpr (C::DB <= 128) {
             OPP_TRY((flash_enqueue_if_two<DT, flash_cfg<C::DB, C::BM, C::BN, C::NW, 2>>(
                 a, p, rec, stream, &other)));
         }
-    }
-    if (!other && !none) {
-        OPP_TRY((flash_enqueue_main<DT, C>(a, p, rec, stream)));
+        if (!other) {
+            OPP_TRY((flash_enqueue_main<DT, C>(a, p, rec, stream)));
+        }
     }
     if constexpr (C::DB <= OPP__SPLIT_DMAX) {
         if (a.split_on) {

@@ -53,7 +53,7 @@ static inline OPP__SPLIT_HD int opp__split_blocks(int32_t lq, int32_t lkv, int32
     if (r0 >= nrows || (int64_t)split * OPP__SPLIT_KEYS >= lkv) {
         return 0;
     }
-    if (OPP__SPLIT_MIN_KV < 0 && split < 0) {
+    if (OPP__SPLIT_ALL_KV && split < 0) {
         return 0; /* lkv 0 splits (OPP__SPLIT_ALL_KV) into no split: "the last" is -1 */
     }
     const int32_t kend = opp__key_end(causal, (nrows - 1) / g, lq, lkv);

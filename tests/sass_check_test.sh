@@ -345,16 +345,14 @@ else
     hopper_counts "$tmp/bm64.txt" 'hopper_attention_kernel.*Li64ELi128ELi1E' >"$tmp/bm64f.txt"
     summary="$summary
 $(cat "$tmp/bm64f.txt")"
+    [ -z "$(awk '$2 == 0 || $3 == 0 || $4 == 0 || $5 > 0' "$tmp/bm64f.txt")" ] || nc1_ok=0
     for dt in 10 16; do
-        grep -q "^_Z23hopper_attention_kernelILi${dt}E7hop_cfgILi64ELi128ELi1EEEv8hop_maps" "$tmp/bm64f.txt" || {
+        fn="_Z23hopper_attention_kernelILi${dt}E7hop_cfgILi64ELi128ELi1EEEv8hop_maps10flash_argsP17opp__guard_record"
+        grep -q "^$fn " "$tmp/bm64f.txt" || {
             summary="$summary
 (no hop_cfg<64, 128, 1> instance of dtype $dt)"
             nc1_ok=0
         }
-    done
-    [ -z "$(awk '$2 == 0 || $3 == 0 || $4 == 0 || $5 > 0' "$tmp/bm64f.txt")" ] || nc1_ok=0
-    for dt in 10 16; do
-        fn="_Z23hopper_attention_kernelILi${dt}E7hop_cfgILi64ELi128ELi1EEEv8hop_maps10flash_argsP17opp__guard_record"
         awk -v fn="$fn" '/Function : / { on = ($3 == fn) } on' "$tmp/bm64.txt" >"$tmp/bm64one.txt"
         reg=$(PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -res-usage "$bm64" 2>/dev/null |
             grep -A1 "$fn" | grep -oE "REG:[0-9]+" | head -1 | cut -d: -f2)
