@@ -224,8 +224,11 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
 /* grid.x blocks of HOP_SPLIT_THREADS threads (at most the SMs' room),
  * claiming the split launch's items (split, sequence, kv head)
  * dynamically; rec: the guard record (its code read first; its
- * work_next_split the claim counter); rank: with OPP__SPLIT_TMA_ORDER,
- * whether the last splits are ranked (else claimed in batch order). */
+ * work_next_split the claim counter); rank: bit 0, with
+ * OPP__SPLIT_TMA_ORDER, whether the last splits are ranked (else claimed
+ * in batch order); bit 1 (OPP__SPLIT_GUARD_PDL only): the launch is the
+ * guard's programmatic dependent, so its blocks wait for the guard's end
+ * and record (griddepcontrol.wait) before they read it. */
 template <int DT, class S>
 static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, 2)
     hop_split_kernel(const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv,
@@ -256,10 +259,15 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, 2)
         hop_mbar_init_fence();
     }
     __syncthreads();
+    if constexpr (OPP__SPLIT_GUARD_PDL) {
+        if (rank & 2) { /* the guard's dependent: its record (code, claim counter) from here on */
+            asm volatile("griddepcontrol.wait;" ::: "memory");
+        }
+    }
     if (rec->code == OPP_STATUS_SUCCESS) { /* bad cu_seqlens / nonpad: touch nothing */
         __shared__ uint16_t rank_perm[OPP__SPLIT_TMA_ORDER ? OPP__SPLIT_ORDER_MAX : 1];
         /* rank: uniform (the launcher's a.batch <= OPP__SPLIT_ORDER_MAX) */
-        const bool ranked = OPP__SPLIT_TMA_ORDER && rank != 0;
+        const bool ranked = OPP__SPLIT_TMA_ORDER && (OPP__SPLIT_GUARD_PDL ? rank & 1 : rank) != 0;
         if (threadIdx.x >= 160) { /* warp 5 ranks the sequences */
             if (ranked) {
                 __shared__ uint32_t rank_cnt[OPP__SPLIT_KEYS / S::BN + 1];
@@ -299,7 +307,10 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, 2)
  * OPP__SPLIT_TMA is on and it applies (every item on the narrow tile, DB
  * <= OPP__SPLIT_DMAX, K and V addressable by TMA): *done true; else
  * nothing enqueued, *done false (the caller runs the split kernel).
- * after_hopper: as flash_launch_split's. */
+ * after_hopper: as flash_launch_split's. With OPP__SPLIT_GUARD_PDL, when
+ * every row splits (flash_all_split: the caller launched nothing, so the
+ * guard's launch is the one before), the split launch is the guard's
+ * programmatic dependent. */
 template <int DT, int DB>
 static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
                                   opp__guard_record_t *rec, struct CUstream_st *stream,
@@ -349,9 +360,11 @@ static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
          * and the permutation fits the block */
         const int32_t rank = a.batch > 1 && a.batch <= OPP__SPLIT_ORDER_MAX &&
                              !(packed && p->total_kv == (int64_t)a.batch * p->max_seqlen_kv);
-        if (after_hopper) {
+        const bool after_guard = OPP__SPLIT_GUARD_PDL && flash_all_split(a, p);
+        if (after_hopper || after_guard) {
             OPP_TRY(flash_launch_dependent(hop_split_kernel<DT, S>, grid, HOP_SPLIT_THREADS,
-                                           L::BYTES, stream, mk, mv, sa, rec, rank));
+                                           L::BYTES, stream, mk, mv, sa, rec,
+                                           rank | (after_guard ? 2 : 0)));
         } else {
             hop_split_kernel<DT, S><<<grid, HOP_SPLIT_THREADS, L::BYTES, (cudaStream_t)stream>>>(
                 mk, mv, sa, rec, rank);

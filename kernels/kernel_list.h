@@ -376,6 +376,16 @@
 #ifndef OPP__SPLIT_COMBINE_PDL
 #define OPP__SPLIT_COMBINE_PDL 0
 #endif
+/* 1: on SM 90, when every row of a call splits (OPP__SPLIT_ALL_KV and a
+ * decode batch: no main launch), the TMA split launch is the guard's
+ * programmatic dependent (PDL): its blocks start and set up their barriers
+ * while the guard runs, and wait (griddepcontrol.wait) for its end and
+ * record before they read anything, so the split launch's start overlaps
+ * the guard. 0 (default): an ordinary launch after it. The same bits.
+ * Built, not yet run on a GPU (bench/RESULTS.md, thirty-sixth session). */
+#ifndef OPP__SPLIT_GUARD_PDL
+#define OPP__SPLIT_GUARD_PDL 0
+#endif
 /* A sequence with at most this many split rows (ts G) runs them on the
  * narrow tile (kernels/flash_split_narrow.cuh: four warps on one m16
  * tile), a longer one on the split tile; a row's bits are the same. */
