@@ -129,7 +129,20 @@ static opp_status_t flash_launch_combine(const flash_args &a, int64_t ts_max,
     const int64_t chunks = (ts_max * a.g * (a.dv / 2) + 127) / 128;
     const dim3 cgrid(cblocks < 0x7FFFFFFF ? (unsigned)cblocks : 0x7FFFFFFFu,
                      chunks > 1 ? (unsigned)chunks : 1u);
-    flash_combine_kernel<DT><<<cgrid, 128, 0, (cudaStream_t)stream>>>(ca, rec);
+    if constexpr (OPP__SPLIT_COMBINE_PDL) { /* kernels/kernel_list.h */
+        cudaLaunchAttribute attr[1] = {};
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = cgrid;
+        cfg.blockDim = dim3(128);
+        cfg.stream = (cudaStream_t)stream;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        OPP_CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_combine_kernel<DT>, ca, rec));
+    } else {
+        flash_combine_kernel<DT><<<cgrid, 128, 0, (cudaStream_t)stream>>>(ca, rec);
+    }
     OPP_CUDA_TRY(cudaGetLastError());
     return OPP_STATUS_SUCCESS;
 }

@@ -191,10 +191,16 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
 
 /* grid: blocks of 128 threads, grid.x striding over the batch * hkv items
  * (sequence, kv head), grid.y splitting each item's elements (rows x column
- * pairs) into 128-element chunks; rec: the guard record, read first. */
+ * pairs) into 128-element chunks; rec: the guard record, read first (with
+ * OPP__SPLIT_COMBINE_PDL, after the split launch's end). */
 template <int DT>
 static __global__ void __launch_bounds__(128)
     flash_combine_kernel(const flash_combine_args a, const opp__guard_record_t *rec) {
+#if OPP__SPLIT_COMBINE_PDL && __CUDA_ARCH__ >= 900
+    /* the split launch's programmatic dependent: its grid has ended and its
+     * partials are visible past this point */
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
     if (rec->code != OPP_STATUS_SUCCESS) {
         return; /* the guard found bad lengths: touch nothing */
     }

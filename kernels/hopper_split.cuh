@@ -229,6 +229,10 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, 2)
     hop_split_kernel(const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv,
                      const flash_args a, opp__guard_record_t *rec, int32_t rank) {
     typedef hop_split_layout<S> L;
+    if constexpr (OPP__SPLIT_COMBINE_PDL) {
+        /* the combine may launch now; it waits for this grid's end */
+        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    }
     extern __shared__ __align__(16) uint8_t hop_split_raw[];
     __shared__ long long red[32];
     const uint32_t raw = flash_smem_addr(hop_split_raw), base = (raw + 1023u) & ~1023u;
