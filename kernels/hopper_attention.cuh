@@ -119,15 +119,8 @@ template <int DT, class C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
                             opp__guard_record_t *rec) {
-    if constexpr (OPP__HOPPER_GUARD_PDL) {
-        /* the guard's (or the wide launch's) programmatic dependent: its
-         * grid has ended and its writes are visible past this point */
-        asm volatile("griddepcontrol.wait;" ::: "memory");
-    }
     /* the split launch after this one may start now, on the SMs this
-     * launch's blocks leave (kernels/flash_attention.cuh, PDL); with
-     * OPP__HOPPER_GUARD_PDL only after the wait above, so that it, too,
-     * reads the guard's record after the guard */
+     * launch's blocks leave (kernels/flash_attention.cuh, PDL) */
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     if (rec->code != OPP_STATUS_SUCCESS) {
         return; /* the guard found bad cu_seqlens / nonpad: touch nothing */

@@ -100,13 +100,8 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
     sort_in.max_seqlen_q = p->max_seqlen_q;
     sort_in.max_seqlen_kv = p->max_seqlen_kv;
     a.hop_sort = C::PERSISTENT && opp__hop_wants_sort(&sort_in) ? 1 : 0;
-    if constexpr (OPP__HOPPER_GUARD_PDL) { /* kernels/kernel_list.h */
-        OPP_TRY(flash_launch_dependent(hopper_attention_kernel<DT, C>, grid, C::THREADS,
-                                       C::SMEM_BYTES, stream, maps, a, rec));
-    } else {
-        hopper_attention_kernel<DT, C>
-            <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
-    }
+    hopper_attention_kernel<DT, C>
+        <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
     OPP_CUDA_TRY(cudaGetLastError());
 #if OPP__HOPPER_TRACE
     static bool dump_set;

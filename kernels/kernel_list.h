@@ -350,15 +350,6 @@
 #ifndef OPP__SPLIT_COMBINE_PDL
 #define OPP__SPLIT_COMBINE_PDL 0
 #endif
-/* 1: the Hopper kernel is the guard's programmatic dependent (as the flash
- * kernel's main launch is): its blocks set up their shared memory and
- * barriers while the guard runs, then wait (griddepcontrol.wait) for the
- * guard's end and memory, and only then let their own dependent (the
- * split launch) launch, so that it too reads the guard's record after the
- * guard. 0 (default): an ordinary launch after the guard. The same bits. */
-#ifndef OPP__HOPPER_GUARD_PDL
-#define OPP__HOPPER_GUARD_PDL 0
-#endif
 /* A sequence with at most this many split rows (ts G) runs them on the
  * narrow tile (kernels/flash_split_narrow.cuh: four warps on one m16
  * tile), a longer one on the split tile; a row's bits are the same. */
