@@ -47,8 +47,9 @@
 #                                            device_guard_test among them
 #
 # What it builds: every cc_test of //tests (bazel query 'kind(cc_test,
-# //tests:all)'; CPU tests too, they are cheap), //bench:oppbench and
-# //tools:oppcheck, with bazel build -c opt.
+# //tests:all)'; CPU tests too, they are cheap), //bench:oppbench,
+# //bench:read_ceiling, //bench:libopp_timeline.so and //tools:oppcheck, with
+# bazel build -c opt.
 # What stage/ holds afterwards (regular files only, no symbolic links):
 #   stage/tests/<test>       the test binaries (stage/tests.txt lists them,
 #                            stage/gpu_tests.txt those that use CUDA)
@@ -56,18 +57,27 @@
 #                            (a binary over 1 MiB is stored as <name>.xz - those
 #                            linking the library's kernels, ~13 MiB each -
 #                            and stage/run_all.sh unpacks it on the GPU machine)
+#   stage/libopp_timeline.so the CUPTI kernel-timeline injection library
+#                            (bench/kernel_timeline.c; bench/README.md, "Kernel
+#                            timeline (CUPTI)"), ~20 KiB
 #   stage/lib/               shared libraries the binaries need that the GPU
 #                            machine lacks (libcmocka.so.0, libprotobuf-c.so.1,
 #                            ...: everything ldd names except CUDA's, libc,
 #                            libm, libstdc++, libgcc_s, ld-linux, libpthread,
-#                            libdl, librt; Jansson, which oppbench uses, is
-#                            linked from libjansson.a: nothing to carry)
+#                            libdl, librt, libutil (glibc's); Jansson, which oppbench uses, is
+#                            linked from libjansson.a: nothing to carry), and
+#                            CUPTI, libcupti.so.13, which libopp_timeline.so
+#                            needs: though CUDA's, it is carried (the GPU
+#                            machine's library path may lack it), as
+#                            stage/lib/libcupti.so.13.xz (~4 MiB unpacked;
+#                            run_all.sh unpacks it, or opp_unpack of stage/unpack.sh)
 #   stage/testdata/          onnx-attention-conformance/ and cases/ (unless --no-testdata)
 #   stage/bench/             workloads.json, torch_anchors.py (from ../shared/bench) and
 #                            bench/'s scripts: fa2_accuracy.py, fa2_sweep.py, compare.py,
 #                            bench_common.py, plot.py; bench/decode_probes.json (speculative
 #                            decoding and chunked prefill); bench/sanitize_workloads.json (the
-#                            full-length shapes of run_all.sh --sanitize-full)
+#                            full-length shapes of run_all.sh --sanitize-full); timeline.py
+#                            (the summary of libopp_timeline.so's records)
 #   stage/ci_summary.py      the CMocka result parser of tools/ci_summary.py
 #   stage/run_all.sh         copied from tools/gpu_run_all.sh: runs it all there
 #   stage/ab.sh              copied from tools/gpu_ab.sh: this build against the
@@ -182,8 +192,9 @@ if [ -n "$tests_only" ]; then
         TESTS+=("//tests:$t")
     done
 fi
-TARGETS=("${TESTS[@]}" //bench:oppbench //bench:read_ceiling //tools:oppcheck)
-echo "gpu_stage: ${#TESTS[@]} test binaries + oppbench + read_ceiling + oppcheck"
+TARGETS=("${TESTS[@]}" //bench:oppbench //bench:read_ceiling //bench:libopp_timeline.so
+    //tools:oppcheck)
+echo "gpu_stage: ${#TESTS[@]} test binaries + oppbench + read_ceiling + libopp_timeline.so + oppcheck"
 
 # Labels that built in this run (from Bazel's build event file); with
 # --no-build every existing -c opt output counts.
@@ -305,7 +316,7 @@ for k in "${!ab[@]}"; do
 done
 
 # --- shared libraries the GPU machine lacks
-skip_lib='^(linux-vdso|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|ld-linux|libpthread\.so|libdl\.so|librt\.so)'
+skip_lib='^(linux-vdso|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|ld-linux|libpthread\.so|libdl\.so|librt\.so|libutil\.so)'
 for f in "${staged[@]}"; do
     while read -r line; do
         case "$line" in
@@ -315,9 +326,17 @@ for f in "${staged[@]}"; do
         path=$(awk '$2 == "=>" {print $3}' <<<"$line")
         [ -n "$path" ] || continue
         [[ $lib =~ $skip_lib ]] && continue
-        [[ $path == /usr/local/cuda* ]] && continue
+        # CUDA's libraries are the GPU machine's, except CUPTI (libopp_timeline.so's)
+        [[ $path == /usr/local/cuda* ]] && [[ $lib != libcupti.so* ]] && continue
         [ -f "$STAGE/lib/$lib" ] || cp -L "$path" "$STAGE/lib/$lib"
     done < <(ldd "$f")
+done
+# CUPTI (~4 MiB) travels compressed with the large binaries below
+for f in "$STAGE"/lib/libcupti.so*; do
+    if [ -f "$f" ]; then
+        chmod u+w "$f"
+        staged+=("$f")
+    fi
 done
 for need in libcmocka.so.0 libprotobuf-c.so.1; do
     [ -f "$STAGE/lib/$need" ] || die "$need was not staged (no test links it?)"
@@ -346,7 +365,7 @@ for f in workloads.json torch_anchors.py; do
     cp -L "$SHARED/bench/$f" "$STAGE/bench/"
 done
 for f in bench_common.py fa2_accuracy.py fa2_sweep.py compare.py plot.py sanitize_workloads.json \
-    decode_probes.json; do
+    decode_probes.json timeline.py; do
     cp bench/$f "$STAGE/bench/"
 done
 cp tools/ci_summary.py "$STAGE/ci_summary.py"
@@ -365,7 +384,7 @@ chmod a+x "$STAGE/run_all.sh" "$STAGE/ab.sh"
         echo "HEAD moved during the stage: now $now_head (the binaries are of the commit above)"
     fi
     echo "binaries:"
-    (cd "$STAGE" && find tests oppbench* read_ceiling* oppcheck* -type f -printf '  %p %s bytes\n' 2>/dev/null | sort) || true
+    (cd "$STAGE" && find tests oppbench* read_ceiling* libopp_timeline* oppcheck* -type f -printf '  %p %s bytes\n' 2>/dev/null | sort) || true
     echo "libraries: $(find "$STAGE/lib" -type f -printf '%f ' | sort)"
     echo "GPU test binaries: $(tr '\n' ' ' <"$STAGE/gpu_tests.txt")"
     echo "bench scripts: $(cd "$STAGE/bench" && ls | tr '\n' ' ')"
