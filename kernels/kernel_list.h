@@ -346,7 +346,8 @@
  * (PDL): the TMA split kernel lets it launch from its start, and the
  * combine's blocks wait (griddepcontrol.wait) for the split launch's end
  * and memory before they read, so its launch overlaps the split launch's
- * tail. 0 (default): an ordinary launch after it. The same bits. */
+ * tail. 0 (default): an ordinary launch after it. The same bits. Built,
+ * not yet run on a GPU (bench/RESULTS.md, thirty-fourth session). */
 #ifndef OPP__SPLIT_COMBINE_PDL
 #define OPP__SPLIT_COMBINE_PDL 0
 #endif

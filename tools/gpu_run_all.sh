@@ -48,7 +48,9 @@
 #                                                  set with EXACT (shorter multi-tile sequences,
 #                                                  1/66 of san_rs_causal_bf16's EXACT work; est.
 #                                                  20 s), then each san_rs_* workload (one
-#                                                  full-length sequence per FAST path) as its own
+#                                                  full-length sequence per FAST path, and a
+#                                                  ragged decode batch that the TMA split
+#                                                  kernel's claim order ranks) as its own
 #                                                  step with EXACT unchecked (--kernel-name-exclude
 #                                                  kns=exact_attention_kernel; est. 10-20 s each).
 #                                                  On the H200, racecheck with EXACT (and the
