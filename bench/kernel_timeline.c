@@ -202,6 +202,12 @@ static const char *memcpy_name(uint8_t copy_kind) {
     }
 }
 
+/* The fields every kept kind has, from CUPTI record x (a kernel, memset or
+ * memcpy struct: their members share these names). */
+#define TL_COMMON(r, x)                                                               \
+    ((r)->start_ns = (x)->start, (r)->end_ns = (x)->end, (r)->stream = (x)->streamId, \
+     (r)->correlation = (x)->correlationId)
+
 /* One CUPTI record as ours; 0 for kinds we do not keep. Caller holds the lock. */
 static int convert(const CUpti_Activity *a, tl_record_t *r) {
     memset(r, 0, sizeof *r);
@@ -211,10 +217,7 @@ static int convert(const CUpti_Activity *a, tl_record_t *r) {
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)a;
         r->kind = TL_KERNEL;
         r->name = intern(k->name);
-        r->start_ns = k->start;
-        r->end_ns = k->end;
-        r->stream = k->streamId;
-        r->correlation = k->correlationId;
+        TL_COMMON(r, k);
         r->grid[0] = k->gridX;
         r->grid[1] = k->gridY;
         r->grid[2] = k->gridZ;
@@ -226,10 +229,7 @@ static int convert(const CUpti_Activity *a, tl_record_t *r) {
         const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)a;
         r->kind = TL_MEMSET;
         r->name = "memset";
-        r->start_ns = m->start;
-        r->end_ns = m->end;
-        r->stream = m->streamId;
-        r->correlation = m->correlationId;
+        TL_COMMON(r, m);
         r->bytes = m->bytes;
         return 1;
     }
@@ -237,10 +237,7 @@ static int convert(const CUpti_Activity *a, tl_record_t *r) {
         const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)a;
         r->kind = TL_MEMCPY;
         r->name = memcpy_name(m->copyKind);
-        r->start_ns = m->start;
-        r->end_ns = m->end;
-        r->stream = m->streamId;
-        r->correlation = m->correlationId;
+        TL_COMMON(r, m);
         r->bytes = m->bytes;
         return 1;
     }

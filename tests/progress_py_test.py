@@ -16,6 +16,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
 import opp_progress  # noqa: E402
+sys.path.insert(0, HERE)
+import py_checks  # noqa: E402  (tests/py_checks.py: the report)
 
 
 def table_checks(path):
@@ -68,18 +70,7 @@ def main():
     if len(checks) < 18:
         raise SystemExit(f"{path}: only {len(checks)} rows read")
     checks += class_checks()
-    failed = 0
-    for what, got, want in checks:
-        if got == want:
-            print(f"ok   {what}: {got}")
-        else:
-            failed += 1
-            print(f"FAIL {what}: got {got!r}, want {want!r}")
-    if failed:
-        print(f"{failed} of {len(checks)} checks FAILED")
-        return 1
-    print(f"all {len(checks)} checks ok")
-    return 0
+    return py_checks.report(checks)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import py_checks  # noqa: E402  (tests/py_checks.py: the report)
 SCRIPT = (os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else
           os.path.join(os.path.dirname(HERE), "bench", "timeline.py"))
 
@@ -204,18 +206,7 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         path = write(folder, "tl.csv", [HEADER] + synthetic_rows())
         checks = name_checks(tl) + summary_checks(tl, path) + cli_checks(folder, path)
-    failed = 0
-    for what, got, want in checks:
-        if got == want:
-            print(f"ok   {what}: {got}")
-        else:
-            failed += 1
-            print(f"FAIL {what}: got {got!r}, want {want!r}")
-    if failed:
-        print(f"{failed} of {len(checks)} checks FAILED")
-        return 1
-    print(f"all {len(checks)} checks ok")
-    return 0
+    return py_checks.report(checks)
 
 
 if __name__ == "__main__":
