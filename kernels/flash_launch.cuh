@@ -61,13 +61,13 @@ static inline opp_status_t flash_sm_count(int *sms) {
  * start before that one ends; its griddepcontrol.wait orders what it
  * reads). */
 template <typename... P, typename... A>
-static opp_status_t flash_launch_dependent(void (*kernel)(P...), unsigned grid, unsigned threads,
+static opp_status_t flash_launch_dependent(void (*kernel)(P...), dim3 grid, unsigned threads,
                                            size_t smem, struct CUstream_st *stream, A &&...args) {
     cudaLaunchAttribute attr[1] = {};
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(grid);
+    cfg.gridDim = grid;
     cfg.blockDim = dim3(threads);
     cfg.dynamicSmemBytes = smem;
     cfg.stream = (cudaStream_t)stream;
@@ -130,16 +130,7 @@ static opp_status_t flash_launch_combine(const flash_args &a, int64_t ts_max,
     const dim3 cgrid(cblocks < 0x7FFFFFFF ? (unsigned)cblocks : 0x7FFFFFFFu,
                      chunks > 1 ? (unsigned)chunks : 1u);
     if constexpr (OPP__SPLIT_COMBINE_PDL) { /* kernels/kernel_list.h */
-        cudaLaunchAttribute attr[1] = {};
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = cgrid;
-        cfg.blockDim = dim3(128);
-        cfg.stream = (cudaStream_t)stream;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        OPP_CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_combine_kernel<DT>, ca, rec));
+        OPP_TRY(flash_launch_dependent(flash_combine_kernel<DT>, cgrid, 128, 0, stream, ca, rec));
     } else {
         flash_combine_kernel<DT><<<cgrid, 128, 0, (cudaStream_t)stream>>>(ca, rec);
     }
