@@ -144,8 +144,9 @@ __device__ void hop_split_rank(const flash_args &a, uint32_t *cnt, uint16_t *per
  * c < (NS - 1) B Hkv (NS: the most splits) are the items of the splits
  * before each sequence's last, split-major, and claim (NS - 1) B Hkv + r
  * Hkv + hk the last split of sequence perm[r] (hop_split_rank; NULL: r)
- * and kv head hk, perm read after the rank warp's arrival on rank_bar
- * (a shared mbarrier address). */
+ * and kv head hk (opp__split_claim_slot / _split, kernels/split_rule.h;
+ * //tests:split_rule_test), perm read after the rank warp's arrival on
+ * rank_bar (a shared mbarrier address). */
 template <class S>
 __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, const flash_args &a,
                                   opp__guard_record_t *rec, flash_narrow_ring<S> ring,
@@ -153,7 +154,6 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
     typedef hop_split_layout<S> L;
     const uint32_t base = ring.ring; /* ring.n: the key blocks loaded */
     const int64_t per = (int64_t)a.batch * a.hkv;
-    const int64_t last0 = a.items - per; /* OPP__SPLIT_TMA_ORDER: the last splits' claims */
     const bool causal = a.is_causal != 0;
     unsigned long long *ctr = (unsigned long long *)&rec->work_next_split;
     for (uint32_t it = 0;; ++it) {
@@ -167,9 +167,10 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
             }
             int32_t split = (int32_t)(w / per);
             b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
+            int32_t r = -1; /* a last-split claim's rank (kernels/split_rule.h) */
             if constexpr (OPP__SPLIT_TMA_ORDER) {
-                if (w >= last0) {
-                    const int32_t r = (int32_t)((w - last0) / a.hkv);
+                r = opp__split_claim_slot(w, a.items, per, a.hkv, &split, &b, &hk);
+                if (r >= 0) {
                     if (perm != nullptr) {
                         hop_mbar_wait(rank_bar, 0); /* ranked (passes at once after the first) */
                         b = (int32_t)perm[r];
@@ -180,10 +181,7 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
             }
             const flash_seq seq = flash_seq_of(a, b);
             if constexpr (OPP__SPLIT_TMA_ORDER) {
-                const int32_t last = flash_split_count(seq.lkv) - 1;
-                if (w >= last0) {
-                    split = last;
-                } else if (split >= last) {
+                if (!opp__split_claim_split(&split, r >= 0, seq.lkv)) {
                     continue; /* the sequence's last split: claimed at the end */
                 }
                 w = (int64_t)split * per + (int64_t)b * a.hkv + hk; /* the item */

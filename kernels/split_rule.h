@@ -68,4 +68,34 @@ static inline OPP__SPLIT_HD int opp__split_blocks(int32_t lq, int32_t lkv, int32
     return 1;
 }
 
+/* The TMA split kernel's claim order (OPP__SPLIT_TMA_ORDER,
+ * kernels/hopper_split.cuh), in two steps around the sequence's lengths.
+ * Claims c of [0, items), items = NS per, per = B Hkv (NS: the most
+ * splits the host's extents allow a sequence). Claim c sits at split c /
+ * per, sequence (c % per) / Hkv and kv head c % Hkv (*split, *b, *hk);
+ * the last per claims (c >= items - per) take the last split of the
+ * sequence of rank (c - (items - per)) / Hkv instead, which this returns
+ * (the caller's sequence: its rank table's entry, or the rank itself);
+ * -1 for the others. */
+static inline OPP__SPLIT_HD int32_t opp__split_claim_slot(int64_t c, int64_t items, int64_t per,
+                                                          int32_t hkv, int32_t *split, int32_t *b,
+                                                          int32_t *hk) {
+    *split = (int32_t)(c / per);
+    *b = (int32_t)((c % per) / hkv);
+    *hk = (int32_t)(c % hkv);
+    return c >= items - per ? (int32_t)((c - (items - per)) / hkv) : -1;
+}
+/* Whether a claim runs, for a sequence of lkv keys, and *split, the split
+ * it runs: a last-split claim (`last`) its sequence's last split; another
+ * the slot's split, unless that is the sequence's last split or past it
+ * (0: skipped; the last split is claimed at the end). The caller still
+ * skips a split without key blocks (opp__split_blocks). */
+static inline OPP__SPLIT_HD int opp__split_claim_split(int32_t *split, int last, int32_t lkv) {
+    const int32_t l = (int32_t)(((int64_t)lkv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS) - 1;
+    if (last) {
+        *split = l;
+        return 1;
+    }
+    return *split < l;
+}
 #endif /* OPP_KERNELS_SPLIT_RULE_H */

@@ -14,11 +14,14 @@
  *     visible blocks without gap or overlap; a sequence of no key (no
  *     split: the last is split -1) runs none.
  * The TMA split kernel's producer and the narrow tile both walk these
- * blocks (kernels/hopper_split.cuh, kernels/flash_split_narrow.cuh).
+ * blocks (kernels/hopper_split.cuh, kernels/flash_split_narrow.cuh); and
+ * the producer's claim order (OPP__SPLIT_TMA_ORDER) runs each item with
+ * blocks exactly once, the sequences' last splits last, longest first.
  *
  *   bazel test //tests:split_rule_test
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "kernels/split_rule.h"
 #include "tests/test_util.h"
@@ -129,11 +132,114 @@ static void test_split_blocks_match_definition(void **state) {
     assert_true(checked > 500);
 }
 
+/* The TMA split kernel's claim order, over random batches: walking the
+ * claims 0 .. items-1 as its producer does (opp__split_claim_slot, the
+ * rank table, opp__split_claim_split, then opp__split_blocks), every item
+ * with key blocks runs exactly once and nothing else runs; no sequence's
+ * last split comes before the last-split claims, and those take the last
+ * splits by their key blocks, most first. The rank table here is an
+ * insertion sort (the kernel's: a warp's counting sort, the same order). */
+#define ORDER_B   40
+#define ORDER_HKV 8
+#define ORDER_NS  8
+static uint64_t order_rng = 0x9E3779B97F4A7C15ull;
+static uint32_t order_rand(uint32_t n) {
+    order_rng = order_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(order_rng >> 33) % n;
+}
+static void test_claim_order(void **state) {
+    (void)state;
+    const int32_t gs[] = {1, 2, 4, 8, 16};
+    int ranked_cases = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+        const int32_t batch = 1 + (int32_t)order_rand(ORDER_B),
+                      hkv = 1 + (int32_t)order_rand(3) * 3;
+        const int32_t g = gs[order_rand(5)], causal = (int32_t)order_rand(2);
+        int32_t lq[ORDER_B], lkv[ORDER_B], last_blocks[ORDER_B], max_kv = 0;
+        for (int32_t b = 0; b < batch; ++b) {
+            lq[b] = 1 + (int32_t)order_rand((uint32_t)(16 / g + 2));
+            /* around the split edges: 0, 1 .. 1024, 1025 .., a whole split */
+            const uint32_t kind = order_rand(4);
+            lkv[b] = kind == 0   ? (int32_t)order_rand(1100)
+                     : kind == 1 ? 1024 * (1 + (int32_t)order_rand(6))
+                                 : (int32_t)order_rand(ORDER_NS * 1024 - 100) + 1;
+            if (lkv[b] < lq[b] && causal) {
+                lkv[b] = lq[b]; /* keep some keys for every split row */
+            }
+            max_kv = lkv[b] > max_kv ? lkv[b] : max_kv;
+            int32_t jb = 0, je = 0;
+            const int32_t last =
+                (int32_t)(((int64_t)lkv[b] + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS) - 1;
+            last_blocks[b] =
+                opp__split_blocks(lq[b], lkv[b], g, causal, last, 64, &jb, &je) ? je - jb : 0;
+        }
+        /* the host's extents may exceed the batch's: up to one more split */
+        max_kv += (int32_t)order_rand(2) * (int32_t)order_rand(1024);
+        const int64_t per = (int64_t)batch * hkv;
+        const int64_t items = ((int64_t)max_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * per;
+        /* the rank: by the last split's blocks, most first, ties in batch order, 0 last */
+        int32_t perm[ORDER_B];
+        for (int32_t b = 0; b < batch; ++b) {
+            int32_t i = b;
+            while (i > 0 && last_blocks[perm[i - 1]] < last_blocks[b]) {
+                perm[i] = perm[i - 1];
+                --i;
+            }
+            perm[i] = b;
+        }
+        ranked_cases += last_blocks[perm[0]] != last_blocks[perm[batch - 1]];
+        static uint8_t runs[ORDER_NS + 1][ORDER_B][ORDER_HKV];
+        memset(runs, 0, sizeof runs);
+        int in_last = 0;
+        int32_t prev_blocks = 1 << 30;
+        for (int64_t c = 0; c < items; ++c) {
+            int32_t split, b, hk;
+            const int32_t r = opp__split_claim_slot(c, items, per, hkv, &split, &b, &hk);
+            if (r >= 0) {
+                assert_true(r < batch);
+                b = perm[r];
+                in_last = 1;
+            } else {
+                assert_false(in_last); /* the last-split claims come last */
+            }
+            int32_t jb = 0, je = 0;
+            if (!opp__split_claim_split(&split, r >= 0, lkv[b]) ||
+                !opp__split_blocks(lq[b], lkv[b], g, causal, split, 64, &jb, &je)) {
+                continue;
+            }
+            assert_true(split <= ORDER_NS);
+            runs[split][b][hk]++;
+            if (r >= 0) { /* the last splits: blocks never grow */
+                assert_true(je - jb <= prev_blocks);
+                prev_blocks = je - jb;
+            } else { /* before: never a sequence's last split */
+                assert_true((int64_t)(split + 1) * OPP__SPLIT_KEYS < lkv[b]);
+            }
+        }
+        for (int32_t b = 0; b < batch; ++b) {
+            for (int32_t s = 0; s <= ORDER_NS; ++s) {
+                int32_t jb = 0, je = 0;
+                const int want = opp__split_blocks(lq[b], lkv[b], g, causal, s, 64, &jb, &je);
+                for (int32_t hk = 0; hk < hkv; ++hk) {
+                    if (runs[s][b][hk] != want) {
+                        fail_msg(
+                            "trial %d: split %d of sequence %d (lq %d, lkv %d, G %d, causal %d), "
+                            "kv head %d ran %d times, want %d",
+                            trial, s, b, lq[b], lkv[b], g, causal, hk, runs[s][b][hk], want);
+                    }
+                }
+            }
+        }
+    }
+    assert_true(ranked_cases > 100); /* the order had something to sort */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_end_matches_definition),
         cmocka_unit_test(test_split_tokens),
         cmocka_unit_test(test_split_blocks_match_definition),
+        cmocka_unit_test(test_claim_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
