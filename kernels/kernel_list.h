@@ -314,12 +314,18 @@
 
 /* Split-KV of the FAST rows with DMAX <= OPP__SPLIT_DMAX
  * (kernels/flash_split.cuh): in every sequence whose L_kv exceeds
- * OPP__SPLIT_KEYS, the last min(L_q, OPP__SPLIT_ROWS / G) query tokens (a
- * whole decode sequence) run as ceil(L_kv / OPP__SPLIT_KEYS) splits of
- * OPP__SPLIT_KEYS keys (fixed in keys, a multiple of every BN), combined in
- * ascending order in the same run; the partials live in the workspace
- * (lib/attention_plan.c). */
+ * OPP__SPLIT_MIN_KV (1024), the last min(L_q, OPP__SPLIT_ROWS / G) query
+ * tokens (a whole decode sequence) run as ceil(L_kv / OPP__SPLIT_KEYS)
+ * splits of OPP__SPLIT_KEYS keys (fixed in keys, a multiple of every BN;
+ * 1024 by default, settable for an A/B of the split grain - 512 or 256),
+ * combined in ascending order in the same run; the partials live in the
+ * workspace (lib/attention_plan.c). */
+#ifndef OPP__SPLIT_KEYS
 #define OPP__SPLIT_KEYS 1024
+#endif
+#if OPP__SPLIT_KEYS % 128 != 0 || OPP__SPLIT_KEYS > 1024 || OPP__SPLIT_KEYS < 256
+#error "OPP__SPLIT_KEYS: a multiple of every BN (128), 256 .. 1024"
+#endif
 #define OPP__SPLIT_ROWS 64
 #define OPP__SPLIT_DMAX 128
 /* Which sequences' last tokens split: those with L_kv > OPP__SPLIT_MIN_KV.
@@ -334,7 +340,7 @@
 #ifndef OPP__SPLIT_ALL_KV
 #define OPP__SPLIT_ALL_KV 0
 #endif
-#define OPP__SPLIT_MIN_KV (OPP__SPLIT_ALL_KV ? -1 : OPP__SPLIT_KEYS)
+#define OPP__SPLIT_MIN_KV (OPP__SPLIT_ALL_KV ? -1 : 1024)
 /* 1 (default): on SM 90, a split launch whose items all take the narrow
  * tile runs the TMA split kernel (kernels/hopper_split.cuh: the narrow
  * tile's arithmetic, the same bits, its K and V by TMA into a ring of
@@ -367,14 +373,15 @@
 #define OPP__SPLIT_TMA_ORDER 1
 #endif
 #define OPP__SPLIT_ORDER_MAX 1024
-/* 1: on SM 90 the combine is the split launch's programmatic dependent
- * (PDL): the TMA split kernel lets it launch from its start, and the
- * combine's blocks wait (griddepcontrol.wait) for the split launch's end
- * and memory before they read, so its launch overlaps the split launch's
- * tail. 0 (default): an ordinary launch after it. The same bits. Built,
- * not yet run on a GPU (bench/RESULTS.md, thirty-fourth session). */
+/* 1 (default): on SM 90 the combine is the split launch's programmatic
+ * dependent (PDL): the TMA split kernel lets it launch from its start, and
+ * the combine's blocks wait (griddepcontrol.wait) for the split launch's
+ * end and memory before they read, so its launch overlaps the split
+ * launch's tail. 0: an ordinary launch after it. The same bits. Measured
+ * (bench/RESULTS.md, thirty-sixth session; H100): decode_gqa_bf16 0.8 %
+ * faster, encoder_mha_f16 unchanged, fast_gpu_test 8/8. */
 #ifndef OPP__SPLIT_COMBINE_PDL
-#define OPP__SPLIT_COMBINE_PDL 0
+#define OPP__SPLIT_COMBINE_PDL 1
 #endif
 /* 1: on SM 90, when every row of a call splits (OPP__SPLIT_ALL_KV and a
  * decode batch: no main launch), the TMA split launch is the guard's

@@ -9,7 +9,8 @@
  *     OPP__SPLIT_MIN_KV (1024; //tests:split_rule_all_test builds this file
  *     with OPP__SPLIT_ALL_KV 1: -1, every sequence), none otherwise;
  *   - for each split s, [jb, je) is exactly the blocks of BN keys inside
- *     [1024 s, 1024 (s + 1)) that hold a key some split row sees; a split
+ *     [S s, S (s + 1)) (S = OPP__SPLIT_KEYS, 1024; //tests:split_rule_k512_test
+ *     builds this file with 512) that hold a key some split row sees; a split
  *     with no such key runs none (returns 0); the splits' blocks tile the
  *     visible blocks without gap or overlap; a sequence of no key (no
  *     split: the last is split -1) runs none.
@@ -91,7 +92,7 @@ static void test_split_blocks_match_definition(void **state) {
                                 opp__split_blocks(lq, lkv, g, causal, -1, bn, &jb, &je), 0);
                             assert_true(jb == 0 && je == 0);
                         }
-                        for (int32_t s = 0; s < 6; ++s) {
+                        for (int32_t s = 0; s < 6 * 1024 / OPP__SPLIT_KEYS; ++s) {
                             /* the blocks of split s holding a key a split row sees */
                             int32_t lo = -1, hi = -1;
                             for (int32_t k = s * OPP__SPLIT_KEYS;
@@ -141,7 +142,7 @@ static void test_split_blocks_match_definition(void **state) {
  * insertion sort (the kernel's: a warp's counting sort, the same order). */
 #define ORDER_B   40
 #define ORDER_HKV 8
-#define ORDER_NS  8
+#define ORDER_NS  (8 * 1024 / OPP__SPLIT_KEYS) /* the most splits of a sequence */
 static uint64_t order_rng = 0x9E3779B97F4A7C15ull;
 static uint32_t order_rand(uint32_t n) {
     order_rng = order_rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -158,11 +159,11 @@ static void test_claim_order(void **state) {
         int32_t lq[ORDER_B], lkv[ORDER_B], last_blocks[ORDER_B], max_kv = 0;
         for (int32_t b = 0; b < batch; ++b) {
             lq[b] = 1 + (int32_t)order_rand((uint32_t)(16 / g + 2));
-            /* around the split edges: 0, 1 .. 1024, 1025 .., a whole split */
+            /* around the split edges: 0, 1 .. 1024, 1025 .., whole splits */
             const uint32_t kind = order_rand(4);
             lkv[b] = kind == 0   ? (int32_t)order_rand(1100)
-                     : kind == 1 ? 1024 * (1 + (int32_t)order_rand(6))
-                                 : (int32_t)order_rand(ORDER_NS * 1024 - 100) + 1;
+                     : kind == 1 ? OPP__SPLIT_KEYS * (1 + (int32_t)order_rand(6))
+                                 : (int32_t)order_rand(ORDER_NS * OPP__SPLIT_KEYS - 100) + 1;
             if (lkv[b] < lq[b] && causal) {
                 lkv[b] = lq[b]; /* keep some keys for every split row */
             }
@@ -174,7 +175,7 @@ static void test_claim_order(void **state) {
                 opp__split_blocks(lq[b], lkv[b], g, causal, last, 64, &jb, &je) ? je - jb : 0;
         }
         /* the host's extents may exceed the batch's: up to one more split */
-        max_kv += (int32_t)order_rand(2) * (int32_t)order_rand(1024);
+        max_kv += (int32_t)order_rand(2) * (int32_t)order_rand(OPP__SPLIT_KEYS);
         const int64_t per = (int64_t)batch * hkv;
         const int64_t items = ((int64_t)max_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * per;
         /* the rank: by the last split's blocks, most first, ties in batch order, 0 last */
