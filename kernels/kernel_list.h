@@ -131,7 +131,11 @@
  * SM) or 64 (one consumer warpgroup, two blocks an SM, so that one block's
  * per-item waits - Q, the first Q K^T, the epilogue - run under the other
  * block's products; kernels/hopper_config.cuh). A row's bits do not depend
- * on it. With 64, dispatch takes the lines for G <= 64 only. */
+ * on it. With 64, dispatch takes the lines for G <= 64 only. Measured
+ * (H100, bench/RESULTS.md, thirty-sixth session): 64 is 3.1 % faster on
+ * encoder_mha_f16 but 2.9 % slower on sweep_d64_causal_L1024 (L512
+ * non-causal equal, L4096 causal 0.5 % faster), the same bits: not yet
+ * the default. */
 #ifndef OPP__HOPPER_D64_BM
 #define OPP__HOPPER_D64_BM 128
 #endif
@@ -336,7 +340,10 @@
  * decode) has no row for the main kernel and its launch is left out
  * (flash_all_split) - for an A/B against the Hopper launch of a decode
  * batch's short sequences; a row of one split then takes the split path's
- * bits, and every call with queries splits its sequences' last tokens. */
+ * bits, and every call with queries splits its sequences' last tokens.
+ * Measured (H100, bench/RESULTS.md, thirty-sixth session): decode_gqa_bf16
+ * 6.1 % faster but encoder_mha_f16 30 % slower (the last 64 tokens of
+ * every sequence split): not a default. */
 #ifndef OPP__SPLIT_ALL_KV
 #define OPP__SPLIT_ALL_KV 0
 #endif
@@ -389,7 +396,9 @@
  * while the guard runs, and wait (griddepcontrol.wait) for its end and
  * record before they read anything, so the split launch's start overlaps
  * the guard. 0 (default): an ordinary launch after it. The same bits.
- * Built, not yet run on a GPU (bench/RESULTS.md, thirty-sixth session). */
+ * Measured with OPP__SPLIT_ALL_KV (H100, bench/RESULTS.md, thirty-sixth
+ * session): the split launch starts 0.8 us after the guard's start
+ * instead of after its end; decode_gqa_bf16 0.2 % faster than without (noise). */
 #ifndef OPP__SPLIT_GUARD_PDL
 #define OPP__SPLIT_GUARD_PDL 0
 #endif
