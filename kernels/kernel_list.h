@@ -348,17 +348,6 @@
 #define OPP__SPLIT_ALL_KV 0
 #endif
 #define OPP__SPLIT_MIN_KV (OPP__SPLIT_ALL_KV ? -1 : 1024)
-/* The split threshold at G >= 4 (kernels/split_rule.h opp__split_min_kv):
- * OPP__SPLIT_MIN_KV by default; set lower (e.g. 512) for an A/B. A
- * decode sequence of G >= 4 has at most 16 split rows (the narrow tile),
- * while on the main tile its one token fills BM rows of work, so a short
- * decode sequence (decode_gqa_bf16 holds four of 606-863 keys) costs a
- * main-tile item of ~25 us on one SM (bench/RESULTS.md, thirty-sixth
- * session); the rule depends on G and L_kv only, so it stays batch and
- * layout invariant. Built, not yet run on a GPU. */
-#ifndef OPP__SPLIT_MIN_KV_GQA
-#define OPP__SPLIT_MIN_KV_GQA OPP__SPLIT_MIN_KV
-#endif
 /* 1 (default): on SM 90, a split launch whose items all take the narrow
  * tile runs the TMA split kernel (kernels/hopper_split.cuh: the narrow
  * tile's arithmetic, the same bits, its K and V by TMA into a ring of

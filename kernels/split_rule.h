@@ -30,20 +30,12 @@ static inline OPP__SPLIT_HD int32_t opp__key_end(int causal, int64_t t, int32_t 
     return (int32_t)(e < 0 ? 0 : (e > lkv ? lkv : e));
 }
 
-/* The split threshold for G query heads per kv head: a sequence with more
- * keys splits its last tokens; OPP__SPLIT_MIN_KV_GQA at G >= 4 (the A/B
- * switch of kernels/kernel_list.h; by default the same as every G's). */
-static inline OPP__SPLIT_HD int32_t opp__split_min_kv(int32_t g) {
-    return OPP__SPLIT_MIN_KV_GQA != OPP__SPLIT_MIN_KV && g >= 4 ? OPP__SPLIT_MIN_KV_GQA
-                                                                : OPP__SPLIT_MIN_KV;
-}
-
 /* How many of a sequence's last query tokens run split (0: none), for lq
  * queries, lkv keys and G query heads per kv head: min(lq, 64 / G) when
- * lkv > opp__split_min_kv(G) (kernels/kernel_list.h). */
+ * lkv > OPP__SPLIT_MIN_KV (kernels/kernel_list.h). */
 static inline OPP__SPLIT_HD int32_t opp__split_tokens(int32_t lq, int32_t lkv, int32_t g) {
     const int32_t most = OPP__SPLIT_ROWS / g;
-    return lkv > opp__split_min_kv(g) ? (lq < most ? lq : most) : 0;
+    return lkv > OPP__SPLIT_MIN_KV ? (lq < most ? lq : most) : 0;
 }
 
 /* The key blocks [*jb, *je) of BN keys (BN divides OPP__SPLIT_KEYS) that

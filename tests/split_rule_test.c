@@ -6,9 +6,8 @@
  * edges, every G, causal and not:
  *   - opp__key_end counts exactly the keys the definition shows token t;
  *   - the split rows are the last min(L_q, 64 / G) tokens when L_kv >
- *     opp__split_min_kv(G) (1024; //tests:split_rule_all_test builds this
- *     file with OPP__SPLIT_ALL_KV 1: -1, every sequence;
- *     //tests:split_rule_gqa_test with 512 at G >= 4), none otherwise;
+ *     OPP__SPLIT_MIN_KV (1024; //tests:split_rule_all_test builds this file
+ *     with OPP__SPLIT_ALL_KV 1: -1, every sequence), none otherwise;
  *   - for each split s, [jb, je) is exactly the blocks of BN keys inside
  *     [S s, S (s + 1)) (S = OPP__SPLIT_KEYS, 1024; //tests:split_rule_k512_test
  *     builds this file with 512) that hold a key some split row sees; a split
@@ -55,19 +54,8 @@ static void test_key_end_matches_definition(void **state) {
 static void test_split_tokens(void **state) {
     (void)state;
 #if OPP__SPLIT_MIN_KV >= 0
-    assert_int_equal(opp__split_tokens(1, OPP__SPLIT_MIN_KV, 2), 0); /* not more than 1024 keys */
-    assert_int_equal(opp__split_tokens(40, OPP__SPLIT_MIN_KV, 1), 0);
-    assert_int_equal(opp__split_tokens(1, opp__split_min_kv(4), 4), 0);
-    assert_int_equal(opp__split_tokens(40, opp__split_min_kv(8), 8), 0);
-#if OPP__SPLIT_MIN_KV_GQA != OPP__SPLIT_MIN_KV /* a lower threshold at G >= 4 only */
-    assert_int_equal(opp__split_min_kv(2), OPP__SPLIT_MIN_KV);
-    assert_int_equal(opp__split_min_kv(4), OPP__SPLIT_MIN_KV_GQA);
-    assert_int_equal(opp__split_tokens(1, OPP__SPLIT_MIN_KV_GQA + 1, 4), 1);
-    assert_int_equal(opp__split_tokens(40, OPP__SPLIT_MIN_KV_GQA + 1, 8), 8);
-    assert_int_equal(opp__split_tokens(1, OPP__SPLIT_MIN_KV_GQA + 1, 2), 0);
-#else
-    assert_int_equal(opp__split_min_kv(4), OPP__SPLIT_MIN_KV);
-#endif
+    assert_int_equal(opp__split_tokens(1, OPP__SPLIT_MIN_KV, 4), 0); /* not more than 1024 keys */
+    assert_int_equal(opp__split_tokens(40, OPP__SPLIT_MIN_KV, 4), 0);
 #else /* every sequence splits its last tokens, one of no key too */
     assert_int_equal(opp__split_tokens(1, 0, 4), 1);
     assert_int_equal(opp__split_tokens(40, 1, 4), 16);
