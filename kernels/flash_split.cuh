@@ -47,7 +47,7 @@ __device__ __forceinline__ int32_t flash_split_tokens(int32_t lq, int32_t lkv, i
 
 /* Number of splits of a sequence with lkv keys. */
 __device__ __forceinline__ int32_t flash_split_count(int32_t lkv) {
-    return (int32_t)(((int64_t)lkv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS);
+    return opp__split_count(lkv);
 }
 
 /* The block's barrier for NT = 0 (__syncthreads), else named barrier 1 of

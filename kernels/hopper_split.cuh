@@ -165,11 +165,11 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
                 w = -1;
                 break;
             }
-            int32_t split = (int32_t)(w / per);
-            b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
-            int32_t r = -1; /* a last-split claim's rank (kernels/split_rule.h) */
+            int32_t split;
+            /* r: a last-split claim's rank (kernels/split_rule.h), which only
+             * the claim order (OPP__SPLIT_TMA_ORDER) gives its last splits */
+            const int32_t r = opp__split_claim_slot(w, a.items, per, a.hkv, &split, &b, &hk);
             if constexpr (OPP__SPLIT_TMA_ORDER) {
-                r = opp__split_claim_slot(w, a.items, per, a.hkv, &split, &b, &hk);
                 if (r >= 0) {
                     if (perm != nullptr) {
                         hop_mbar_wait(rank_bar, 0); /* ranked (passes at once after the first) */

@@ -333,7 +333,7 @@
 #define OPP__SPLIT_ROWS 64
 #define OPP__SPLIT_DMAX 128
 /* Which sequences' last tokens split: those with L_kv > OPP__SPLIT_MIN_KV.
- * OPP__SPLIT_ALL_KV 0 (default): OPP__SPLIT_KEYS, a sequence of one split
+ * OPP__SPLIT_ALL_KV 0 (default): 1024, a sequence of at most 1024 keys
  * runs on the main kernel. 1: -1, every sequence's (still a function of
  * L_kv and the token's distance from the end, so batch invariant), so that
  * a batch whose max_seqlen_q <= OPP__SPLIT_ROWS / G (decode, speculative

@@ -68,6 +68,11 @@ static inline OPP__SPLIT_HD int opp__split_blocks(int32_t lq, int32_t lkv, int32
     return 1;
 }
 
+/* The number of splits of a sequence of lkv keys (0 for none). */
+static inline OPP__SPLIT_HD int32_t opp__split_count(int32_t lkv) {
+    return (int32_t)(((int64_t)lkv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS);
+}
+
 /* The TMA split kernel's claim order (OPP__SPLIT_TMA_ORDER,
  * kernels/hopper_split.cuh), in two steps around the sequence's lengths.
  * Claims c of [0, items), items = NS per, per = B Hkv (NS: the most
@@ -91,7 +96,7 @@ static inline OPP__SPLIT_HD int32_t opp__split_claim_slot(int64_t c, int64_t ite
  * (0: skipped; the last split is claimed at the end). The caller still
  * skips a split without key blocks (opp__split_blocks). */
 static inline OPP__SPLIT_HD int opp__split_claim_split(int32_t *split, int last, int32_t lkv) {
-    const int32_t l = (int32_t)(((int64_t)lkv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS) - 1;
+    const int32_t l = opp__split_count(lkv) - 1;
     if (last) {
         *split = l;
         return 1;
