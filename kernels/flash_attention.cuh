@@ -152,7 +152,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     const int64_t qb = seq.qb, kb0 = seq.kb0, vb0 = seq.vb0, ob = seq.ob, lse_base = seq.lse_base;
     /* rows r0 .. nrows-1 of this item: the main launch stops before the
      * split rows, the split launch takes exactly those (ts tokens) */
-    const int32_t ts = SPLIT || a.split_on ? flash_split_tokens(lq, lkv, g) : 0;
+    const int32_t ts = SPLIT || a.split_on ? flash_split_tokens(lq, lkv, g, a.split_min_kv) : 0;
     const int64_t nrows = (int64_t)(SPLIT ? lq : lq - ts) * g;
     const int64_t r0 = SPLIT ? (int64_t)(lq - ts) * g : mb * C::BM;
     if (r0 >= nrows || (SPLIT && (int64_t)split * OPP__SPLIT_KEYS >= lkv)) {
@@ -173,9 +173,11 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     int32_t je = SPLIT && jb + OPP__SPLIT_KEYS / C::BN < nkb ? jb + OPP__SPLIT_KEYS / C::BN : nkb;
     /* the partial row of split token 0 (token lq - ts) */
     const int64_t part0 =
-        SPLIT ? flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g}.split_offset(b, red) +
-                    (int64_t)split * ts
-              : 0;
+        SPLIT
+            ? flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g, a.split_min_kv}.split_offset(
+                  b, red) +
+                  (int64_t)split * ts
+            : 0;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int qr = lane >> 2, qc = lane & 3; /* fragment row / column pair */
@@ -485,7 +487,7 @@ static __global__ void __launch_bounds__(C::THREADS, NARROW ? 4 : flash_split_mi
     const int64_t per = (int64_t)a.batch * a.hkv;
     for (int64_t w = blockIdx.x; w < a.items && rec->code == OPP_STATUS_SUCCESS; w += gridDim.x) {
         const flash_seq seq = flash_seq_of(a, (int32_t)((w % per) / a.hkv));
-        const int32_t ts = flash_split_tokens(seq.lq, seq.lkv, a.g);
+        const int32_t ts = flash_split_tokens(seq.lq, seq.lkv, a.g, a.split_min_kv);
         if (NARROW || (int64_t)ts * a.g <= OPP__SPLIT_NARROW_ROWS) { /* uniform */
             flash_split_narrow<DT, C>(a, flash_smem, w, red);
         } else {

@@ -80,6 +80,10 @@ struct flash_args {
      * sequence first (hop_sort_sequences), 0 in batch order
      * (kernels/hopper_sort_rule.h, opp__hop_wants_sort) */
     int32_t hop_sort;
+    /* split_on: the split rule's key threshold, opp__split_min_kv(G)
+     * (kernels/split_rule.h), a sequence of more keys splits its last
+     * tokens; else INT32_MAX, so that none does (flash_set_split) */
+    int32_t split_min_kv;
 };
 
 // --- a sequence

@@ -111,7 +111,7 @@ static opp_status_t flash_launch_combine(const flash_args &a, int64_t ts_max,
                                          struct CUstream_st *stream) {
     flash_combine_args ca;
     memset(&ca, 0, sizeof(ca));
-    ca.src = flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, a.g};
+    ca.src = flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, a.g, a.split_min_kv};
     ca.batch = a.batch;
     ca.hkv = a.hkv;
     ca.g = a.g;
@@ -185,6 +185,14 @@ static opp_status_t flash_launch_split(const flash_args &a, const opp__problem_t
     return flash_launch_combine<DT>(a, ts_max, rec, stream);
 }
 
+/* Whether the launch's rows split: split_on, and the threshold the kernels
+ * compare L_kv with (flash_args.split_min_kv: INT32_MAX when off, so that
+ * flash_split_tokens is 0 without a test of split_on). */
+static inline void flash_set_split(flash_args *a, bool on) {
+    a->split_on = on ? 1 : 0;
+    a->split_min_kv = on ? opp__split_min_kv(a->g) : INT32_MAX;
+}
+
 /* The arguments every FAST launch shares, from the problem and its plan,
  * for head-size bucket db; n_mb and items are the caller's (they depend on
  * its tile). */
@@ -218,7 +226,7 @@ static inline flash_args flash_args_init(const opp__problem_t *p, const opp__pla
         a.cap_log2 = p->a.softcap * log2e;
     }
     a.is_causal = p->a.is_causal;
-    a.split_on = db <= OPP__SPLIT_DMAX && plan->split_rows > 0 && p->a.g <= OPP__SPLIT_ROWS;
+    flash_set_split(&a, db <= OPP__SPLIT_DMAX && plan->split_rows > 0 && p->a.g <= OPP__SPLIT_ROWS);
     a.hq = p->a.hq;
     a.fd_g = opp__fastdiv_make(a.g);
     a.fd_hkv = opp__fastdiv_make(a.hkv);
@@ -241,7 +249,7 @@ static opp_status_t flash_launch_f32(const opp__problem_t *p, const opp__plan_t 
                                      void (*kernel)(const flash_args, const opp__guard_record_t *),
                                      int *smem_set, bool per_sm = false) {
     flash_args a = flash_args_init(p, plan, C::DB);
-    a.split_on = 0; /* f32: no split-KV (lib/attention_plan.c) */
+    flash_set_split(&a, false); /* f32: no split-KV (lib/attention_plan.c) */
     a.n_mb = ((int64_t)p->max_seqlen_q * a.g + C::BM - 1) / C::BM;
     a.items = a.n_mb * a.batch * a.hkv;
     const opp__guard_record_t *rec = (const opp__guard_record_t *)plan->guard_record;

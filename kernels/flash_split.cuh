@@ -11,7 +11,8 @@
  *
  * Which rows split: on the FAST rows with DB <= OPP__SPLIT_DMAX, the last
  * ts = min(L_q, floor(OPP__SPLIT_ROWS / G)) query tokens of every sequence
- * with L_kv > OPP__SPLIT_MIN_KV (all of a decode or speculative-decode
+ * with L_kv > opp__split_min_kv(G) (kernels/split_rule.h: 1024 keys by
+ * default; flash_args.split_min_kv) (all of a decode or speculative-decode
  * sequence), on the split tile, or with at most OPP__SPLIT_NARROW_ROWS of
  * them on the narrow tile (kernels/flash_split_narrow.cuh, the same bits).
  * The choice depends only on L_kv and on a token's distance from
@@ -40,9 +41,11 @@
 #include "lib/internal/problem.h"
 
 /* How many of a sequence's last query tokens run split (0: none), for lq
- * queries, lkv keys and G query heads per kv head (kernels/split_rule.h). */
-__device__ __forceinline__ int32_t flash_split_tokens(int32_t lq, int32_t lkv, int32_t g) {
-    return opp__split_tokens(lq, lkv, g);
+ * queries, lkv keys, G query heads per kv head and the threshold min_kv
+ * (flash_args.split_min_kv; kernels/split_rule.h). */
+__device__ __forceinline__ int32_t flash_split_tokens(int32_t lq, int32_t lkv, int32_t g,
+                                                      int32_t min_kv) {
+    return opp__split_tokens(lq, lkv, g, min_kv);
 }
 
 /* Number of splits of a sequence with lkv keys. */
@@ -69,6 +72,7 @@ struct flash_seq_src {
     const int32_t *cu_q, *cu_kv; /* packed, else NULL */
     const int64_t *nonpad;       /* padded, else NULL */
     int32_t q_seqlen, g;
+    int32_t min_kv; /* flash_args.split_min_kv */
     __device__ __forceinline__ void lengths(int32_t b, int32_t *lq, int32_t *lkv) const {
         if (cu_q != NULL) {
             *lq = cu_q[b + 1] - cu_q[b];
@@ -87,7 +91,7 @@ struct flash_seq_src {
         for (int32_t i = threadIdx.x; i < b; i += flash_sync_threads<NT>()) {
             int32_t lq, lkv;
             lengths(i, &lq, &lkv);
-            const int32_t ts = flash_split_tokens(lq, lkv, g);
+            const int32_t ts = flash_split_tokens(lq, lkv, g, min_kv);
             if (ts > 0) {
                 acc += (long long)flash_split_count(lkv) * ts;
             }
@@ -133,7 +137,7 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
                                    long long *red) {
     int32_t lq, lkv;
     a.src.lengths(b, &lq, &lkv);
-    const int32_t ts = flash_split_tokens(lq, lkv, a.g);
+    const int32_t ts = flash_split_tokens(lq, lkv, a.g, a.src.min_kv);
     if (ts == 0) {
         return; /* uniform: the main launch wrote this sequence */
     }

@@ -124,7 +124,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     const int32_t g = a.g;
     const flash_seq seq = flash_seq_of(a, b);
     const int32_t lq = seq.lq, lkv = seq.lkv;
-    const int32_t ts = flash_split_tokens(lq, lkv, g);
+    const int32_t ts = flash_split_tokens(lq, lkv, g, a.split_min_kv);
     const int64_t nrows = (int64_t)lq * g;
     const int64_t r0 = (int64_t)(lq - ts) * g; /* nrows - r0 = ts G <= 16 (the caller's test) */
     if (r0 >= nrows || (int64_t)split * OPP__SPLIT_KEYS >= lkv) {
@@ -143,10 +143,9 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     /* the block's barrier: every thread, or the TMA kernel's consumers */
     constexpr int SYNC_THREADS = TMA ? 128 : 0;
     auto sync = [] { flash_sync_n<SYNC_THREADS>(); };
-    const int64_t part0 =
-        flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g}.template split_offset<SYNC_THREADS>(
-            b, red) +
-        (int64_t)split * ts;
+    const int64_t part0 = flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, g, a.split_min_kv}
+                              .template split_offset<SYNC_THREADS>(b, red) +
+                          (int64_t)split * ts;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int qr = lane >> 2, qc = lane & 3; /* fragment row / column pair */

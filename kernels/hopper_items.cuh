@@ -129,7 +129,7 @@ __device__ __forceinline__ bool hop_item_at(const flash_args &a, const hop_where
         it.kv_row0 = 0;
         it.bcoord = it.b;
     }
-    const int32_t ts = a.split_on ? flash_split_tokens(it.lq, it.lkv, a.g) : 0;
+    const int32_t ts = flash_split_tokens(it.lq, it.lkv, a.g, a.split_min_kv); /* 0: split off */
     it.ntok = hop_class_tokens<C>(a, it.lq - ts, it.lkv);
     it.t0 = mb * bmt;
     if (it.t0 >= it.ntok) {
@@ -153,7 +153,8 @@ template <class C> __device__ __forceinline__ int32_t hop_tokens(const flash_arg
         lq = a.q_seqlen;
         lkv = (int32_t)a.nonpad[b];
     }
-    return hop_class_tokens<C>(a, lq - (a.split_on ? flash_split_tokens(lq, lkv, a.g) : 0), lkv);
+    return hop_class_tokens<C>(a, lq - flash_split_tokens(lq, lkv, a.g, a.split_min_kv),
+                               lkv); /* 0: split off */
 }
 
 /* The next item of this block, the same on all 32 lanes of the producer's

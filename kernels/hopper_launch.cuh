@@ -128,7 +128,7 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
               opp_status_t (*split)(const flash_args &, const opp__problem_t *,
                                     const opp__guard_record_t *, struct CUstream_st *, bool)) {
     flash_args a = flash_args_init(p, plan, C::DB);
-    a.split_on = a.split_on && split != NULL;
+    flash_set_split(&a, a.split_on && split != NULL);
     opp__guard_record_t *rec = (opp__guard_record_t *)plan->guard_record;
     bool launched = false;
     if (flash_all_split(a, p)) {

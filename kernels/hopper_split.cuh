@@ -81,8 +81,8 @@ template <class S>
 __device__ __forceinline__ int32_t hop_split_last_blocks(const flash_args &a, int32_t b) {
     const flash_seq seq = flash_seq_of(a, b);
     int32_t jb = 0, je = 0;
-    return opp__split_blocks(seq.lq, seq.lkv, a.g, a.is_causal != 0, flash_split_count(seq.lkv) - 1,
-                             S::BN, &jb, &je)
+    return opp__split_blocks(seq.lq, seq.lkv, a.g, a.split_min_kv, a.is_causal != 0,
+                             flash_split_count(seq.lkv) - 1, S::BN, &jb, &je)
                ? je - jb
                : 0;
 }
@@ -186,7 +186,8 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
                 }
                 w = (int64_t)split * per + (int64_t)b * a.hkv + hk; /* the item */
             }
-            if (opp__split_blocks(seq.lq, seq.lkv, a.g, causal, split, S::BN, &jb, &je)) {
+            if (opp__split_blocks(seq.lq, seq.lkv, a.g, a.split_min_kv, causal, split, S::BN, &jb,
+                                  &je)) {
                 break;
             }
         }

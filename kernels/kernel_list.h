@@ -348,6 +348,22 @@
 #define OPP__SPLIT_ALL_KV 0
 #endif
 #define OPP__SPLIT_MIN_KV (OPP__SPLIT_ALL_KV ? -1 : 1024)
+/* The threshold for G >= OPP__SPLIT_GQA_G (4) query heads a kv head
+ * (kernels/split_rule.h opp__split_min_kv): OPP__SPLIT_MIN_KV_GQA keys,
+ * settable (-1 or a multiple of 128 in 128 .. 1024; 1024, the default, is
+ * the one rule above). Lower, a GQA decode batch's short sequences (in
+ * decode_gqa_bf16 four of 606 - 863 keys) take the split launch's narrow
+ * tile instead of a Hopper main tile that holds G of its 128 rows; a
+ * prefill sequence of more keys than this splits its last 64 / G tokens.
+ * Still a function of L_kv and G, so batch and layout invariant. */
+#define OPP__SPLIT_GQA_G 4
+#ifndef OPP__SPLIT_MIN_KV_GQA
+#define OPP__SPLIT_MIN_KV_GQA OPP__SPLIT_MIN_KV
+#endif
+#if OPP__SPLIT_MIN_KV_GQA > OPP__SPLIT_MIN_KV || \
+    (OPP__SPLIT_MIN_KV_GQA != -1 && OPP__SPLIT_MIN_KV_GQA % 128 != 0)
+#error "OPP__SPLIT_MIN_KV_GQA: -1 or a multiple of 128, at most OPP__SPLIT_MIN_KV"
+#endif
 /* 1 (default): on SM 90, a split launch whose items all take the narrow
  * tile runs the TMA split kernel (kernels/hopper_split.cuh: the narrow
  * tile's arithmetic, the same bits, its K and V by TMA into a ring of

@@ -30,23 +30,37 @@ static inline OPP__SPLIT_HD int32_t opp__key_end(int causal, int64_t t, int32_t 
     return (int32_t)(e < 0 ? 0 : (e > lkv ? lkv : e));
 }
 
+/* The key count above which a sequence of G query heads per kv head splits
+ * its last tokens (kernels/kernel_list.h): OPP__SPLIT_MIN_KV_GQA from G >=
+ * OPP__SPLIT_GQA_G, else OPP__SPLIT_MIN_KV. A function of G alone, so the
+ * rule stays batch and layout invariant. The host computes it once per call
+ * (flash_args.split_min_kv); the kernels read it from there, never as a
+ * constant, since a literal threshold below 1024 made ptxas serialise the
+ * D 128 Hopper kernels' wgmma pipeline (C7511; bench/RESULTS.md,
+ * thirty-sixth session). */
+static inline OPP__SPLIT_HD int32_t opp__split_min_kv(int32_t g) {
+    return g >= OPP__SPLIT_GQA_G ? OPP__SPLIT_MIN_KV_GQA : OPP__SPLIT_MIN_KV;
+}
+
 /* How many of a sequence's last query tokens run split (0: none), for lq
  * queries, lkv keys and G query heads per kv head: min(lq, 64 / G) when
- * lkv > OPP__SPLIT_MIN_KV (kernels/kernel_list.h). */
-static inline OPP__SPLIT_HD int32_t opp__split_tokens(int32_t lq, int32_t lkv, int32_t g) {
+ * lkv > min_kv (opp__split_min_kv(G)). */
+static inline OPP__SPLIT_HD int32_t opp__split_tokens(int32_t lq, int32_t lkv, int32_t g,
+                                                      int32_t min_kv) {
     const int32_t most = OPP__SPLIT_ROWS / g;
-    return lkv > OPP__SPLIT_MIN_KV ? (lq < most ? lq : most) : 0;
+    return lkv > min_kv ? (lq < most ? lq : most) : 0;
 }
 
 /* The key blocks [*jb, *je) of BN keys (BN divides OPP__SPLIT_KEYS) that
- * split `split` of the sequence runs for its split rows: 0 (and *jb = *je
+ * split `split` of the sequence runs for its split rows (min_kv:
+ * opp__split_min_kv(G)): 0 (and *jb = *je
  * = 0) when it runs none (no split rows, or the split starts at or past
  * the last key), else 1 with *jb < *je. The blocks end at the last split
  * row's last visible key (the rows' widest view). */
-static inline OPP__SPLIT_HD int opp__split_blocks(int32_t lq, int32_t lkv, int32_t g, int causal,
-                                                  int32_t split, int32_t bn, int32_t *jb,
-                                                  int32_t *je) {
-    const int32_t ts = opp__split_tokens(lq, lkv, g);
+static inline OPP__SPLIT_HD int opp__split_blocks(int32_t lq, int32_t lkv, int32_t g,
+                                                  int32_t min_kv, int causal, int32_t split,
+                                                  int32_t bn, int32_t *jb, int32_t *je) {
+    const int32_t ts = opp__split_tokens(lq, lkv, g, min_kv);
     const int64_t nrows = (int64_t)lq * g;
     const int64_t r0 = (int64_t)(lq - ts) * g;
     *jb = *je = 0;

@@ -13,7 +13,8 @@
  * that splits (16-bit storage, D, Dv <= OPP__SPLIT_DMAX; whatever the
  * algorithm, so one workspace serves EXACT, FAST and TF32X3 alike; f32,
  * the FFMA and TF32X3 kernels' storage, never splits) and some
- * sequence may split (max_seqlen_kv > OPP__SPLIT_MIN_KV, G <= OPP__SPLIT_ROWS);
+ * sequence may split (max_seqlen_kv > opp__split_min_kv(G), G <= OPP__SPLIT_ROWS;
+ * kernels/split_rule.h);
  * their size is a bound from the host-side extents (opp__plan_split_rows),
  * never from the device lengths, so it holds for any batch the extents allow.
  */
@@ -21,6 +22,7 @@
 
 #include "kernels/kernel_list.h"
 #include "kernels/kernels.h"
+#include "kernels/split_rule.h"
 #include "lib/internal/attention_plan.h"
 #include "lib/internal/check.h"
 #include "lib/internal/workspace.h"
@@ -31,7 +33,7 @@ int64_t opp__plan_split_rows(const opp__problem_t *p) {
     }
     const opp__attrs_t *a = &p->a;
     if (a->dtype == OPP_DTYPE_F32 || a->d > OPP__SPLIT_DMAX || a->dv > OPP__SPLIT_DMAX ||
-        p->max_seqlen_kv <= OPP__SPLIT_MIN_KV || a->g > OPP__SPLIT_ROWS) {
+        p->max_seqlen_kv <= opp__split_min_kv(a->g) || a->g > OPP__SPLIT_ROWS) {
         return 0;
     }
     const int64_t qmax = OPP__SPLIT_ROWS / a->g; /* tokens of a sequence that splits */

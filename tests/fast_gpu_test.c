@@ -42,6 +42,7 @@
 #include "harness/progress.h"
 #include "harness/logical_batch.h"
 #include "kernels/kernel_list.h"
+#include "kernels/split_rule.h"
 #include "numerics/fp_convert.h"
 #include "tests/exact_gpu_util.h"
 #include "tests/fast_gpu_util.h"
@@ -82,12 +83,12 @@ static int has_keyless_rows(const opp_lb_t *lb) {
 // --- 1. batch invariance
 
 /* Do rows of sequence b of lb run as split-KV on the FAST path (its last
- * min(L_q, 64 / G) tokens when L_kv > OPP__SPLIT_MIN_KV, 1024 by default;
- * kernels/flash_split.cuh)? */
+ * min(L_q, 64 / G) tokens when L_kv > opp__split_min_kv(G), 1024 by
+ * default; kernels/split_rule.h, kernels/flash_split.cuh)? */
 static int splits(const opp_lb_t *lb, int32_t b) {
     const int32_t g = lb->num_heads / lb->kv_num_heads;
     return lb->head_size <= OPP__SPLIT_DMAX && lb->v_head_size <= OPP__SPLIT_DMAX &&
-           lb->lq[b] >= 1 && g <= OPP__SPLIT_ROWS && lb->lkv[b] > OPP__SPLIT_MIN_KV;
+           lb->lq[b] >= 1 && g <= OPP__SPLIT_ROWS && lb->lkv[b] > opp__split_min_kv(g);
 }
 
 /* Split rows of a split-KV sequence with lq query tokens (packed: its own

@@ -6,8 +6,11 @@
  * edges, every G, causal and not:
  *   - opp__key_end counts exactly the keys the definition shows token t;
  *   - the split rows are the last min(L_q, 64 / G) tokens when L_kv >
- *     OPP__SPLIT_MIN_KV (1024; //tests:split_rule_all_test builds this file
- *     with OPP__SPLIT_ALL_KV 1: -1, every sequence), none otherwise;
+ *     opp__split_min_kv(G): OPP__SPLIT_MIN_KV (1024; //tests:split_rule_all_test
+ *     builds this file with OPP__SPLIT_ALL_KV 1: -1, every sequence) below G
+ *     4, OPP__SPLIT_MIN_KV_GQA from G 4 (by default the same;
+ *     //tests:split_rule_gqa512_test builds this file with 512), none
+ *     otherwise;
  *   - for each split s, [jb, je) is exactly the blocks of BN keys inside
  *     [S s, S (s + 1)) (S = OPP__SPLIT_KEYS, 1024; //tests:split_rule_k512_test
  *     builds this file with 512) that hold a key some split row sees; a split
@@ -53,18 +56,32 @@ static void test_key_end_matches_definition(void **state) {
 
 static void test_split_tokens(void **state) {
     (void)state;
+    const int32_t m = OPP__SPLIT_MIN_KV;
 #if OPP__SPLIT_MIN_KV >= 0
-    assert_int_equal(opp__split_tokens(1, OPP__SPLIT_MIN_KV, 4), 0); /* not more than 1024 keys */
-    assert_int_equal(opp__split_tokens(40, OPP__SPLIT_MIN_KV, 4), 0);
+    assert_int_equal(opp__split_tokens(1, m, 4, m), 0); /* not more than 1024 keys */
+    assert_int_equal(opp__split_tokens(40, m, 4, m), 0);
 #else /* every sequence splits its last tokens, one of no key too */
-    assert_int_equal(opp__split_tokens(1, 0, 4), 1);
-    assert_int_equal(opp__split_tokens(40, 1, 4), 16);
-    assert_int_equal(opp__split_tokens(40, 1024, 1), 40);
+    assert_int_equal(opp__split_tokens(1, 0, 4, m), 1);
+    assert_int_equal(opp__split_tokens(40, 1, 4, m), 16);
+    assert_int_equal(opp__split_tokens(40, 1024, 1, m), 40);
 #endif
-    assert_int_equal(opp__split_tokens(1, OPP__SPLIT_MIN_KV + 1, 4), 1); /* decode */
-    assert_int_equal(opp__split_tokens(40, 5000, 4), 16);                /* 64 / 4 */
-    assert_int_equal(opp__split_tokens(40, 5000, 64), 1);
-    assert_int_equal(opp__split_tokens(3, 5000, 8), 3);
+    assert_int_equal(opp__split_tokens(1, m + 1, 4, m), 1);  /* decode */
+    assert_int_equal(opp__split_tokens(40, 5000, 4, m), 16); /* 64 / 4 */
+    assert_int_equal(opp__split_tokens(40, 5000, 64, m), 1);
+    assert_int_equal(opp__split_tokens(3, 5000, 8, m), 3);
+    assert_int_equal(opp__split_tokens(3, 700, 8, 512), 3); /* the threshold is the argument */
+    assert_int_equal(opp__split_tokens(3, 512, 8, 512), 0);
+}
+
+/* The threshold: a function of G alone, OPP__SPLIT_MIN_KV_GQA from G 4. */
+static void test_split_min_kv(void **state) {
+    (void)state;
+    for (int32_t g = 1; g <= 64; ++g) {
+        assert_int_equal(opp__split_min_kv(g),
+                         g >= OPP__SPLIT_GQA_G ? OPP__SPLIT_MIN_KV_GQA : OPP__SPLIT_MIN_KV);
+    }
+    assert_int_equal(OPP__SPLIT_GQA_G, 4);
+    assert_true(OPP__SPLIT_MIN_KV_GQA <= OPP__SPLIT_MIN_KV);
 }
 
 /* Every (lq, lkv, G, causal) below: each split's blocks against the keys
@@ -72,24 +89,26 @@ static void test_split_tokens(void **state) {
 static void test_split_blocks_match_definition(void **state) {
     (void)state;
     const int32_t lqs[] = {1, 2, 5, 16, 40};
-    const int32_t lkvs[] = {0, 1, 1023, 1024, 1025, 1087, 1088, 1089, 2048, 2049, 3000, 4160};
+    const int32_t lkvs[] = {0,    1,    511,  512,  513,  700,  1023, 1024,
+                            1025, 1087, 1088, 1089, 2048, 2049, 3000, 4160};
     const int32_t gs[] = {1, 2, 4, 8, 16, 64};
     const int32_t bns[] = {64, 128};
     int checked = 0;
     for (int causal = 0; causal < 2; ++causal) {
         for (int iq = 0; iq < 5; ++iq) {
-            for (int ik = 0; ik < 12; ++ik) {
+            for (int ik = 0; ik < 16; ++ik) {
                 for (int ig = 0; ig < 6; ++ig) {
                     for (int ib = 0; ib < 2; ++ib) {
                         const int32_t lq = lqs[iq], lkv = lkvs[ik], g = gs[ig], bn = bns[ib];
-                        const int32_t ts = opp__split_tokens(lq, lkv, g);
+                        const int32_t mk = opp__split_min_kv(g);
+                        const int32_t ts = opp__split_tokens(lq, lkv, g, mk);
                         int32_t next = -1; /* the block after the previous split's */
                         if (lkv == 0) {
                             /* no split: the last, count - 1, is -1 (the TMA split
                              * kernel's claim order asks for it) and runs nothing */
                             int32_t jb = -7, je = -7;
                             assert_int_equal(
-                                opp__split_blocks(lq, lkv, g, causal, -1, bn, &jb, &je), 0);
+                                opp__split_blocks(lq, lkv, g, mk, causal, -1, bn, &jb, &je), 0);
                             assert_true(jb == 0 && je == 0);
                         }
                         for (int32_t s = 0; s < 6 * 1024 / OPP__SPLIT_KEYS; ++s) {
@@ -107,7 +126,8 @@ static void test_split_blocks_match_definition(void **state) {
                                 }
                             }
                             int32_t jb = -7, je = -7;
-                            const int runs = opp__split_blocks(lq, lkv, g, causal, s, bn, &jb, &je);
+                            const int runs =
+                                opp__split_blocks(lq, lkv, g, mk, causal, s, bn, &jb, &je);
                             if (lo < 0) {
                                 if (runs != 0 || jb != 0 || je != 0) {
                                     fail_msg("lq %d lkv %d G %d causal %d BN %d split %d: runs %d "
@@ -156,6 +176,7 @@ static void test_claim_order(void **state) {
         const int32_t batch = 1 + (int32_t)order_rand(ORDER_B),
                       hkv = 1 + (int32_t)order_rand(3) * 3;
         const int32_t g = gs[order_rand(5)], causal = (int32_t)order_rand(2);
+        const int32_t mk = opp__split_min_kv(g);
         int32_t lq[ORDER_B], lkv[ORDER_B], last_blocks[ORDER_B], max_kv = 0;
         for (int32_t b = 0; b < batch; ++b) {
             lq[b] = 1 + (int32_t)order_rand((uint32_t)(16 / g + 2));
@@ -172,7 +193,7 @@ static void test_claim_order(void **state) {
             const int32_t last =
                 (int32_t)(((int64_t)lkv[b] + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS) - 1;
             last_blocks[b] =
-                opp__split_blocks(lq[b], lkv[b], g, causal, last, 64, &jb, &je) ? je - jb : 0;
+                opp__split_blocks(lq[b], lkv[b], g, mk, causal, last, 64, &jb, &je) ? je - jb : 0;
         }
         /* the host's extents may exceed the batch's: up to one more split */
         max_kv += (int32_t)order_rand(2) * (int32_t)order_rand(OPP__SPLIT_KEYS);
@@ -205,7 +226,7 @@ static void test_claim_order(void **state) {
             }
             int32_t jb = 0, je = 0;
             if (!opp__split_claim_split(&split, r >= 0, lkv[b]) ||
-                !opp__split_blocks(lq[b], lkv[b], g, causal, split, 64, &jb, &je)) {
+                !opp__split_blocks(lq[b], lkv[b], g, mk, causal, split, 64, &jb, &je)) {
                 continue;
             }
             assert_true(split <= ORDER_NS);
@@ -220,7 +241,7 @@ static void test_claim_order(void **state) {
         for (int32_t b = 0; b < batch; ++b) {
             for (int32_t s = 0; s <= ORDER_NS; ++s) {
                 int32_t jb = 0, je = 0;
-                const int want = opp__split_blocks(lq[b], lkv[b], g, causal, s, 64, &jb, &je);
+                const int want = opp__split_blocks(lq[b], lkv[b], g, mk, causal, s, 64, &jb, &je);
                 for (int32_t hk = 0; hk < hkv; ++hk) {
                     if (runs[s][b][hk] != want) {
                         fail_msg(
@@ -239,6 +260,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_end_matches_definition),
         cmocka_unit_test(test_split_tokens),
+        cmocka_unit_test(test_split_min_kv),
         cmocka_unit_test(test_split_blocks_match_definition),
         cmocka_unit_test(test_claim_order),
     };
