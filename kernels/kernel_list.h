@@ -350,15 +350,16 @@
 #define OPP__SPLIT_MIN_KV (OPP__SPLIT_ALL_KV ? -1 : 1024)
 /* The threshold for G >= OPP__SPLIT_GQA_G (4) query heads a kv head
  * (kernels/split_rule.h opp__split_min_kv): OPP__SPLIT_MIN_KV_GQA keys,
- * settable (-1 or a multiple of 128 in 128 .. 1024; 1024, the default, is
- * the one rule above). Lower, a GQA decode batch's short sequences (in
- * decode_gqa_bf16 four of 606 - 863 keys) take the split launch's narrow
- * tile instead of a Hopper main tile that holds G of its 128 rows; a
- * prefill sequence of more keys than this splits its last 64 / G tokens.
- * Still a function of L_kv and G, so batch and layout invariant. */
+ * settable (-1 or a multiple of 128 in 128 .. 1024; 1024 is the one rule
+ * above). 512 (the default; -1 with OPP__SPLIT_ALL_KV): a GQA decode
+ * batch's short sequences (in decode_gqa_bf16 four of 606 - 863 keys) take
+ * the split launch's narrow tile instead of a Hopper main tile that holds G
+ * of its 128 rows; a prefill sequence of more keys splits its last 64 / G
+ * tokens. Still a function of L_kv and G, so batch and layout invariant.
+ * Measured: bench/RESULTS.md, thirty-seventh session. */
 #define OPP__SPLIT_GQA_G 4
 #ifndef OPP__SPLIT_MIN_KV_GQA
-#define OPP__SPLIT_MIN_KV_GQA OPP__SPLIT_MIN_KV
+#define OPP__SPLIT_MIN_KV_GQA (OPP__SPLIT_ALL_KV ? -1 : 512)
 #endif
 #if OPP__SPLIT_MIN_KV_GQA > OPP__SPLIT_MIN_KV || \
     (OPP__SPLIT_MIN_KV_GQA != -1 && OPP__SPLIT_MIN_KV_GQA % 128 != 0)

@@ -360,8 +360,8 @@ typedef struct opp_varlen {
  * The size: 256 bytes (the device guard's record), plus, for shapes the
  * FAST path splits (f16/bf16, D and Dv <= 128, G = num_heads / kv_num_heads
  * <= 64; whatever desc->algo, so the size does not change with the
- * algorithm) when some sequence may have more than
- * 1024 keys (max_seqlen_kv > 1024), the split-KV partials (decode): R rows
+ * algorithm) when some sequence may have more than T keys (max_seqlen_kv >
+ * T; T = 1024, or 512 when G >= 4), the split-KV partials (decode): R rows
  * of num_heads * (v_head_size + 2) floats, 256-byte aligned, with
  *   R = min(ceil(max_seqlen_kv / 1024) * min(total_q, batch * floor(64 / G)),
  *           (floor(total_kv / 1024) + batch) * floor(64 / G)).

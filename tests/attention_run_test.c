@@ -72,7 +72,8 @@ static void test_workspace_size_is_the_guard_record(void **state) {
 }
 
 /* The split-KV partials: rows = min(ceil(max_kv / S) min(total_q, B qmax),
- * (total_kv / S + B) qmax) with qmax = 64 / G, times Hq (Dv + 2) floats. */
+ * (total_kv / S + B) qmax) with qmax = 64 / G, times Hq (Dv + 2) floats,
+ * when max_kv exceeds T = 1024 keys (512 from G 4). */
 static void test_workspace_size_split_partials(void **state) {
     (void)state;
     const struct {
@@ -83,6 +84,7 @@ static void test_workspace_size_split_partials(void **state) {
         {2, 16384, 16384, 16384, 32, 8, 128, OPP_ALGO_FAST}, /* long prefill: B qmax */
         {3, 4000, 2100, 1025, 8, 8, 64, OPP_ALGO_FAST},      /* MHA: qmax 64 */
         {5, 5, INT32_MAX, INT32_MAX, 16, 2, 96, OPP_ALGO_AUTO},
+        {8, 8, 4096, 513, 32, 8, 128, OPP_ALGO_AUTO}, /* G 4: more than 512 keys split */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
         opp_attention_desc_t d;
@@ -107,7 +109,8 @@ static void test_workspace_size_split_partials(void **state) {
         if (bytes != want) {
             fail_msg("case %zu: %zu bytes, expected %zu", i, bytes, want);
         }
-        d.max_seqlen_kv = d.total_kv = 1024; /* no sequence can split */
+        /* no sequence can split: at most T keys, T = 1024, 512 from G 4 */
+        d.max_seqlen_kv = d.total_kv = g >= 4 ? 512 : 1024;
         assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));
         assert_int_equal(bytes, 256);
     }

@@ -83,8 +83,8 @@ static int has_keyless_rows(const opp_lb_t *lb) {
 // --- 1. batch invariance
 
 /* Do rows of sequence b of lb run as split-KV on the FAST path (its last
- * min(L_q, 64 / G) tokens when L_kv > opp__split_min_kv(G), 1024 by
- * default; kernels/split_rule.h, kernels/flash_split.cuh)? */
+ * min(L_q, 64 / G) tokens when L_kv > opp__split_min_kv(G): 1024 keys,
+ * 512 from G 4; kernels/split_rule.h, kernels/flash_split.cuh)? */
 static int splits(const opp_lb_t *lb, int32_t b) {
     const int32_t g = lb->num_heads / lb->kv_num_heads;
     return lb->head_size <= OPP__SPLIT_DMAX && lb->v_head_size <= OPP__SPLIT_DMAX &&

@@ -8,9 +8,8 @@
  *   - the split rows are the last min(L_q, 64 / G) tokens when L_kv >
  *     opp__split_min_kv(G): OPP__SPLIT_MIN_KV (1024; //tests:split_rule_all_test
  *     builds this file with OPP__SPLIT_ALL_KV 1: -1, every sequence) below G
- *     4, OPP__SPLIT_MIN_KV_GQA from G 4 (by default the same;
- *     //tests:split_rule_gqa512_test builds this file with 512), none
- *     otherwise;
+ *     4, OPP__SPLIT_MIN_KV_GQA from G 4 (512; //tests:split_rule_gqa1024_test
+ *     builds this file with 1024), none otherwise;
  *   - for each split s, [jb, je) is exactly the blocks of BN keys inside
  *     [S s, S (s + 1)) (S = OPP__SPLIT_KEYS, 1024; //tests:split_rule_k512_test
  *     builds this file with 512) that hold a key some split row sees; a split
