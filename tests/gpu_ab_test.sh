@@ -6,6 +6,8 @@
 #     alt), the table holds each turn's median and alt / this = 1.500, a
 #     run whose line says validated false shows as nan, the exit status is 0;
 #   - a failing build's run makes the exit status 1;
+#   - --builds: only the named stage/ab builds run and are unpacked; an
+#     unknown name exits 2;
 #   - --sweep-only / --decode-only: oppbench --sweep / --decode-sweep per build;
 #   - --same-bits: builds with byte-identical out_fast.bin in one group, others apart,
 #     the outputs written by each build's last turn (no extra run);
@@ -132,6 +134,27 @@ OUT=$T/outd bash "$S/ab.sh" --only w1 --rounds 1 >/dev/null 2>&1
 grep -q 'ab: build alt = commit fedcba9876 (defines: OPP__HOPPER_SOFTMAX_FIRST=1)$' \
     "$T/outd/ab.txt" || fail "a build with switches set is not labelled: $(head -3 "$T/outd/ab.txt")"
 rm -f "$S/ab/alt/DEFINES"
+
+# --builds: only the named builds beside this tree run (and are unpacked);
+# an unknown name is refused (exit 2) before anything runs
+mkdir -p "$S/ab/alt2"
+fake 2.0 true >"$S/ab/alt2/oppbench"
+xz -f "$S/ab/alt2/oppbench" || fail "xz"
+rm -f "$T/order.txt"
+OUT=$T/outb bash "$S/ab.sh" --only w1 --rounds 1 --builds alt >/dev/null 2>&1 ||
+    fail "--builds alt failed: $(cat "$T/outb/ab.log")"
+order=$(tr '\n' ' ' <"$T/order.txt")
+[ "$order" = "stage alt " ] || fail "--builds alt: turn order [$order], expected [stage alt ]"
+[ ! -e "$S/ab/alt2/oppbench" ] || fail "--builds alt unpacked alt2"
+rm -f "$T/order.txt"
+OUT=$T/outb2 bash "$S/ab.sh" --only w1 --rounds 1 >/dev/null 2>&1 || fail "three builds failed"
+order=$(tr '\n' ' ' <"$T/order.txt")
+[ "$order" = "stage alt alt2 " ] || fail "no --builds: turn order [$order], expected [stage alt alt2 ]"
+OUT=$T/outb3 bash "$S/ab.sh" --only w1 --builds alt,nosuch >"$T/outb3.txt" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q 'ab: --builds nosuch: no build' "$T/outb3.txt" ||
+    fail "--builds nosuch: exit $rc, $(cat "$T/outb3.txt")"
+rm -rf "$S/ab/alt2"
 
 # a run that did not validate: its median shows as nan, not as a time
 fake 1.5 false >"$S/ab/alt/oppbench"

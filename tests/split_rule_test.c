@@ -189,15 +189,14 @@ static void test_claim_order(void **state) {
             }
             max_kv = lkv[b] > max_kv ? lkv[b] : max_kv;
             int32_t jb = 0, je = 0;
-            const int32_t last =
-                (int32_t)(((int64_t)lkv[b] + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS) - 1;
+            const int32_t last = opp__split_count(lkv[b]) - 1;
             last_blocks[b] =
                 opp__split_blocks(lq[b], lkv[b], g, mk, causal, last, 64, &jb, &je) ? je - jb : 0;
         }
         /* the host's extents may exceed the batch's: up to one more split */
         max_kv += (int32_t)order_rand(2) * (int32_t)order_rand(OPP__SPLIT_KEYS);
         const int64_t per = (int64_t)batch * hkv;
-        const int64_t items = ((int64_t)max_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * per;
+        const int64_t items = (int64_t)opp__split_count(max_kv) * per;
         /* the rank: by the last split's blocks, most first, ties in batch order, 0 last */
         int32_t perm[ORDER_B];
         for (int32_t b = 0; b < batch; ++b) {

@@ -35,7 +35,9 @@
 #   one at a time (no overlap, no programmatic launch), clocks free and no
 #   cache flush of its own - oppbench flushes L2 before each timed run, as
 #   in the timing - so the durations add up to more than a timed run's);
-#   --timeout S (per binary, default 120)
+#   --timeout S (per binary, default 120); --builds B1,B2 (only these
+#   builds of stage/ab/ beside this tree - the others are neither unpacked
+#   nor run; default every one)
 #
 # Every oppbench run validates FAST against EXACT before it times (--impl
 # fast: EXACT and cuBLAS run once for the check; with --impl tf32x3 the
@@ -58,7 +60,7 @@ ROOT=$(dirname "$STAGE")
 cd "$ROOT" || exit 2
 
 wl=$STAGE/bench/workloads.json only="" rounds=2 decode_only="" sweep_only="" tests=0 reps=20
-anchors=0 ncu_w="" same_bits=0 impl=fast
+anchors=0 ncu_w="" same_bits=0 impl=fast builds=""
 per_bin_timeout=120
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -74,6 +76,7 @@ while [ $# -gt 0 ]; do
     --ncu) ncu_w=${2:?--ncu needs a workload name}; shift ;;
     --impl) impl=${2:?--impl needs fast or tf32x3}; shift ;;
     --timeout) per_bin_timeout=${2:?--timeout needs seconds}; shift ;;
+    --builds) builds=${2:?--builds needs build names}; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ab: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -104,8 +107,14 @@ tname=${impl}_gpu_test # --tests: the test binary of each build
 # builds: name, oppbench, $tname (fast_gpu_test or tf32x3_gpu_test), commit
 names=(this) benches=("$STAGE/oppbench") testbins=("$STAGE/tests/$tname")
 commits=("$(sed -n 's/^commit \(.\{10\}\).*/\1/p' "$STAGE/STAGE_INFO.txt" 2>/dev/null)")
+for b in ${builds//,/ }; do
+    [ -d "$STAGE/ab/$b" ] || { echo "ab: --builds $b: no build $STAGE/ab/$b" >&2; exit 2; }
+done
+unpack_dirs=()
 for d in "$STAGE"/ab/*/; do
     [ -d "$d" ] || continue
+    [ -z "$builds" ] || [[ ",$builds," == *",$(basename "$d"),"* ]] || continue
+    unpack_dirs+=("$d")
     names+=("$(basename "$d")")
     benches+=("${d}oppbench")
     testbins+=("${d}$tname")
@@ -113,8 +122,8 @@ for d in "$STAGE"/ab/*/; do
 done
 while IFS= read -r -d '' z; do
     opp_unpack "$z" || { echo "ab: cannot unpack $z" >&2; exit 2; }
-done < <(find "$STAGE" \( -path "$STAGE/ab/*" -o -path "$STAGE/oppbench.xz" \
-    -o -path "$STAGE/tests/$tname.xz" \) -name '*.xz' -print0)
+done < <(find "$STAGE/oppbench.xz" "$STAGE/tests/$tname.xz" "${unpack_dirs[@]}" \
+    -name '*.xz' -print0 2>/dev/null)
 export LD_LIBRARY_PATH="$STAGE/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
 LOG=${OUT:-$STAGE/logs}
