@@ -128,6 +128,11 @@ static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
     if (rec->code != OPP_STATUS_SUCCESS) {
         return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
     }
+    if constexpr (C::DB > 64) { /* at D 64 the probe made ptxas serialise the wgmma pipeline */
+        if (a.hop_probe != 0 && !hop_any_tokens<C>(a)) {
+            return; /* uniform: no sequence has tokens here (a decode batch, split whole) */
+        }
+    }
     extern __shared__ __align__(16) uint8_t hop_smem_raw[];
     /* tiles on 1024-byte boundaries (the swizzle atom) */
     const uint32_t raw = flash_smem_addr(hop_smem_raw);

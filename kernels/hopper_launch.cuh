@@ -100,6 +100,7 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
     sort_in.max_seqlen_q = p->max_seqlen_q;
     sort_in.max_seqlen_kv = p->max_seqlen_kv;
     a.hop_sort = C::PERSISTENT && opp__hop_wants_sort(&sort_in) ? 1 : 0;
+    a.hop_probe = opp__hop_wants_probe(&sort_in);
     hopper_attention_kernel<DT, C>
         <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
     OPP_CUDA_TRY(cudaGetLastError());
