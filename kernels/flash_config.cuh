@@ -84,11 +84,6 @@ struct flash_args {
      * (kernels/split_rule.h), a sequence of more keys splits its last
      * tokens; else INT32_MAX, so that none does (flash_set_split) */
     int32_t split_min_kv;
-    /* the Hopper kernel: 1 has every block look for a sequence with tokens
-     * of this launch first, and leave when there is none (a split decode
-     * batch whose sequences all split: hop_any_tokens;
-     * kernels/hopper_sort_rule.h, opp__hop_wants_probe) */
-    int32_t hop_probe;
 };
 
 // --- a sequence

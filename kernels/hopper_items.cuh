@@ -160,9 +160,8 @@ template <class C> __device__ __forceinline__ int32_t hop_tokens(const flash_arg
 /* Whether some sequence has tokens of this launch (hop_tokens > 0), or
  * the batch has more sequences than the block has threads (a thread a
  * sequence, no loop: with a loop ptxas serialised the D 128 consumers'
- * wgmma pipeline, C7511; the kernel calls it from D 128 only, as at D 64
- * even this form did), for every thread of the block (it syncs: all
- * call it). */
+ * wgmma pipeline, C7511), for every thread of the block (it syncs: all
+ * call it). The probe instance of the kernel calls it first. */
 template <class C> __device__ bool hop_any_tokens(const flash_args &a) {
     const int64_t b = threadIdx.x;
     const int any = a.batch > (int64_t)blockDim.x || (b < a.batch && hop_tokens<C>(a, b) > 0);

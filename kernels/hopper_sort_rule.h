@@ -64,8 +64,9 @@ static inline int opp__hop_wants_sort(const opp__hop_sort_in_t *in) {
     return 1;
 }
 
-/* Whether each block of the launch first looks for a sequence with tokens
- * of its own (flash_args.hop_probe): in a split decode batch (split_on
+/* Whether the launch runs the kernel's probe instance, whose blocks first
+ * look for a sequence with tokens of their own (kernels/hopper_attention.cuh,
+ * PROBE): in a split decode batch (split_on
  * and max_seqlen_q <= OPP__SPLIT_ROWS / G), where every sequence of more
  * than the split threshold's keys has all of its tokens split, so that
  * the launch often has no item at all. Without the probe such a launch
