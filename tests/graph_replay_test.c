@@ -214,6 +214,15 @@ static void replay_config(const replay_cfg_t *cfg, uint64_t seed) {
     c.desc.algo = cfg->algo;
     c.desc.max_seqlen_q = cfg->bound_q;
     c.desc.max_seqlen_kv = cfg->bound_kv;
+    /* the workspace of the capacity descriptor: its bounds can admit
+     * split-KV rows (partials) that the upload's tight descriptor does not */
+    size_t need = 0;
+    assert_opp_ok(opp_packed_attention_workspace_size(&c.desc, &need));
+    if (need > c.dev.workspace_bytes) {
+        opp_test_gpu_free(c.dev.workspace);
+        c.dev.workspace = opp_test_gpu_alloc(need);
+        c.dev.workspace_bytes = need;
+    }
     cuda_ok(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate");
     uint64_t rng = seed;
     int32_t cu_q[NSEQ + 1], cu_kv[NSEQ + 1];
