@@ -152,7 +152,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     const int64_t qb = seq.qb, kb0 = seq.kb0, vb0 = seq.vb0, ob = seq.ob, lse_base = seq.lse_base;
     /* rows r0 .. nrows-1 of this item: the main launch stops before the
      * split rows, the split launch takes exactly those (ts tokens) */
-    const int32_t ts = SPLIT || a.split_on ? flash_split_tokens(lq, lkv, g, a.split_min_kv) : 0;
+    const int32_t ts = flash_split_tokens(lq, lkv, g, a.split_min_kv); /* 0: split off */
     const int64_t nrows = (int64_t)(SPLIT ? lq : lq - ts) * g;
     const int64_t r0 = SPLIT ? (int64_t)(lq - ts) * g : mb * C::BM;
     if (r0 >= nrows || (SPLIT && (int64_t)split * OPP__SPLIT_KEYS >= lkv)) {

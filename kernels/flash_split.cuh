@@ -74,9 +74,10 @@ struct flash_seq_src {
     int32_t q_seqlen, g;
     int32_t min_kv; /* flash_args.split_min_kv */
     __device__ __forceinline__ void lengths(int32_t b, int32_t *lq, int32_t *lkv) const {
-        if (cu_q != NULL) {
-            *lq = cu_q[b + 1] - cu_q[b];
-            *lkv = cu_kv[b + 1] - cu_kv[b];
+        if (cu_q != NULL) { /* unsigned differences: defined for any values (the
+                               combine reads them before the guard's verdict) */
+            *lq = (int32_t)((uint32_t)cu_q[b + 1] - (uint32_t)cu_q[b]);
+            *lkv = (int32_t)((uint32_t)cu_kv[b + 1] - (uint32_t)cu_kv[b]);
         } else {
             *lq = q_seqlen;
             *lkv = (int32_t)nonpad[b];
@@ -125,25 +126,46 @@ struct flash_combine_args {
     int64_t lse_head, lse_batch;
 };
 
-/* One combine item, sequence b and kv head hk, by the gridDim.y blocks of
- * its column blockIdx.y (each takes every gridDim.y-th 128-element chunk of
- * the item's column pairs): for each of its G ts split rows and Dv
- * columns, O = sum_s w_s O_s / sum_s w_s l_s
+/* Where one combine item's partials are: sequence b's lengths, split
+ * tokens ts (0: the main launch wrote it), splits ns and first partial row
+ * off. From the lengths alone (cu_seqlens or nonpad, read in bounds), so
+ * the combine computes its first item's before the split launch has ended;
+ * nothing is addressed with it until the guard's code is read. Every
+ * thread of the block calls it (split_offset syncs); red: 32 int64 of
+ * shared memory. */
+struct flash_combine_geo {
+    int32_t lq, lkv, ts, ns;
+    int64_t off;
+};
+
+__device__ __forceinline__ flash_combine_geo flash_combine_geo_of(const flash_combine_args &a,
+                                                                  int32_t b, long long *red) {
+    flash_combine_geo q;
+    a.src.lengths(b, &q.lq, &q.lkv);
+    q.ts = flash_split_tokens(q.lq, q.lkv, a.g, a.src.min_kv);
+    q.ns = flash_split_count(q.lkv);
+    q.off = q.ts > 0 ? a.src.split_offset(b, red) : 0; /* uniform */
+    return q;
+}
+
+/* One combine item, sequence b and kv head hk (its partials at q), by the
+ * gridDim.y blocks of its column blockIdx.y (each takes every gridDim.y-th
+ * 128-element chunk of the item's column pairs): for each of its G ts split
+ * rows and Dv columns, O = sum_s w_s O_s / sum_s w_s l_s
  * with w_s = 2^(mu_s - M), M = max_s mu_s, in ascending s; LSE =
  * (M + log2 L) ln 2; a row that saw no key (M = -inf) gets O = 0 and
- * LSE = -inf. red: 32 int64 of shared memory. */
+ * LSE = -inf. Up to 8 splits, a thread's loads all issue at once and are
+ * kept in registers; past 8 the splits are read twice (the max, then the
+ * sums), unrolled by 8. The same operations in the same order either way. */
 template <int DT>
-__device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32_t hk,
-                                   long long *red) {
-    int32_t lq, lkv;
-    a.src.lengths(b, &lq, &lkv);
-    const int32_t ts = flash_split_tokens(lq, lkv, a.g, a.src.min_kv);
-    if (ts == 0) {
+__device__ void flash_combine_item(const flash_combine_args &a, const flash_combine_geo &q,
+                                   int32_t b, int32_t hk) {
+    if (q.ts == 0) {
         return; /* uniform: the main launch wrote this sequence */
     }
+    const int32_t lq = q.lq, ts = q.ts, ns = q.ns;
     const int64_t nrows = (int64_t)ts * a.g; /* the rows of tokens lq - ts .. lq - 1 */
-    const int64_t off = a.src.split_offset(b, red);
-    const int32_t ns = flash_split_count(lkv);
+    const int64_t off = q.off;
     const int32_t hq = a.hkv * a.g;
     int64_t ob, lse_base;
     if (a.src.cu_q != NULL) {
@@ -160,26 +182,55 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
         const int32_t r = (int32_t)(e / half), c = 2 * (int32_t)(e % half);
         const int32_t ti = r / a.g, h = hk * a.g + (r - ti * a.g); /* split token ti */
         const int64_t t = (int64_t)lq - ts + ti;                   /* its token */
-        /* unrolled by 8: the loads of 8 splits issue together (one after
-         * another, ns splits cost ns L2 round trips: the time of long-KV,
-         * small-batch decode); the max and the sums still take the splits
-         * in ascending s */
-        float mx = -INFINITY;
-#pragma unroll 8
-        for (int32_t s = 0; s < ns; ++s) {
-            mx = fmaxf(mx, a.part_ml[(off + (int64_t)s * ts + ti) * hq + h].x);
-        }
-        float l = 0.0f, o0 = 0.0f, o1 = 0.0f;
-        if (mx != -INFINITY) {
+        const int64_t prow0 = (off + ti) * hq + h,
+                      pstep = (int64_t)ts * hq; /* split s: + s pstep */
+        float mx = -INFINITY, l = 0.0f, o0 = 0.0f, o1 = 0.0f;
+        if (ns <= 8) {
+            float2 ml[8], po[8];
+#pragma unroll
+            for (int32_t s = 0; s < 8; ++s) {
+                if (s < ns) {
+                    ml[s] = a.part_ml[prow0 + s * pstep];
+                    po[s] = *(const float2 *)(a.part_o + (prow0 + s * pstep) * a.dv + c);
+                }
+            }
+#pragma unroll
+            for (int32_t s = 0; s < 8; ++s) {
+                if (s < ns) {
+                    mx = fmaxf(mx, ml[s].x);
+                }
+            }
+            if (mx != -INFINITY) {
+#pragma unroll
+                for (int32_t s = 0; s < 8; ++s) {
+                    if (s < ns) {
+                        const float w =
+                            flash_exp2(ml[s].x - mx); /* 0: a split the row does not see */
+                        l = fmaf(w, ml[s].y, l);
+                        o0 = fmaf(w, po[s].x, o0);
+                        o1 = fmaf(w, po[s].y, o1);
+                    }
+                }
+            }
+        } else {
+            /* unrolled by 8: the loads of 8 splits issue together (one after
+             * another, ns splits cost ns L2 round trips: the time of
+             * long-KV, small-batch decode) */
 #pragma unroll 8
             for (int32_t s = 0; s < ns; ++s) {
-                const int64_t prow = (off + (int64_t)s * ts + ti) * hq + h;
-                const float2 ml = a.part_ml[prow];
-                const float w = flash_exp2(ml.x - mx); /* 0 for a split the row does not see */
-                const float2 po = *(const float2 *)(a.part_o + prow * a.dv + c);
-                l = fmaf(w, ml.y, l);
-                o0 = fmaf(w, po.x, o0);
-                o1 = fmaf(w, po.y, o1);
+                mx = fmaxf(mx, a.part_ml[prow0 + s * pstep].x);
+            }
+            if (mx != -INFINITY) {
+#pragma unroll 8
+                for (int32_t s = 0; s < ns; ++s) {
+                    const int64_t prow = prow0 + s * pstep;
+                    const float2 ml = a.part_ml[prow];
+                    const float w = flash_exp2(ml.x - mx);
+                    const float2 po = *(const float2 *)(a.part_o + prow * a.dv + c);
+                    l = fmaf(w, ml.y, l);
+                    o0 = fmaf(w, po.x, o0);
+                    o1 = fmaf(w, po.y, o1);
+                }
             }
         }
         const float inv = l > 0.0f ? 1.0f / l : 0.0f;
@@ -190,16 +241,24 @@ __device__ void flash_combine_item(const flash_combine_args &a, int32_t b, int32
                 l > 0.0f ? (mx + __log2f(l)) * 0.69314718055994531f : -INFINITY;
         }
     }
-    __syncthreads(); /* red is reused by the block's next item */
 }
 
 /* grid: blocks of 128 threads, grid.x striding over the batch * hkv items
  * (sequence, kv head), grid.y splitting each item's elements (rows x column
- * pairs) into 128-element chunks; rec: the guard record, read first (with
- * OPP__SPLIT_COMBINE_PDL, after the split launch's end). */
+ * pairs) into 128-element chunks; rec: the guard record, read (with
+ * OPP__SPLIT_COMBINE_PDL, after the split launch's end) before any
+ * partial. The first item's geometry (lengths and partial offset, a block
+ * reduction) is computed before that wait, under the split launch's end. */
 template <int DT>
 static __global__ void __launch_bounds__(128)
     flash_combine_kernel(const flash_combine_args a, const opp__guard_record_t *rec) {
+    __shared__ long long red[32];
+    const int64_t items = (int64_t)a.batch * a.hkv;
+    int64_t w = blockIdx.x;
+    flash_combine_geo q = {};
+    if (w < items) { /* uniform */
+        q = flash_combine_geo_of(a, (int32_t)(w / a.hkv), red);
+    }
 #if OPP__SPLIT_COMBINE_PDL && __CUDA_ARCH__ >= 900
     /* the split launch's programmatic dependent: its grid has ended and its
      * partials are visible past this point */
@@ -208,9 +267,11 @@ static __global__ void __launch_bounds__(128)
     if (rec->code != OPP_STATUS_SUCCESS) {
         return; /* the guard found bad lengths: touch nothing */
     }
-    __shared__ long long red[32];
-    for (int64_t w = blockIdx.x; w < (int64_t)a.batch * a.hkv; w += gridDim.x) {
-        flash_combine_item<DT>(a, (int32_t)(w / a.hkv), (int32_t)(w % a.hkv), red);
+    for (; w < items; w += gridDim.x) {
+        if (w != blockIdx.x) { /* split_offset syncs before it writes red */
+            q = flash_combine_geo_of(a, (int32_t)(w / a.hkv), red);
+        }
+        flash_combine_item<DT>(a, q, (int32_t)(w / a.hkv), (int32_t)(w % a.hkv));
     }
 }
 

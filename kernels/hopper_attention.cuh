@@ -117,8 +117,15 @@
 
 /* grid.x blocks claim the items (hop_claim); rec: the guard record, read
  * first, whose work_next (work_next_wide: the D 64 pair's wide launch) is
- * the claim counter. */
-template <int DT, class C>
+ * the claim counter. PROBE: the instance for split decode batches
+ * (kernels/hopper_sort_rule.h, opp__hop_wants_probe), whose blocks first
+ * look for a sequence with tokens of this launch (hop_any_tokens) and
+ * leave when none has any, instead of claiming every (sequence, kv head)
+ * pair; its own instance, so that the other's machine code is the one
+ * measured without it (the probe's code changed ptxas's schedule of the
+ * consumers: prefill_gqa_causal_bf16 2.5 % slower, bench/RESULTS.md,
+ * thirty-eighth session). */
+template <int DT, class C, bool PROBE = false>
 static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
                             opp__guard_record_t *rec) {
@@ -127,6 +134,11 @@ static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     if (rec->code != OPP_STATUS_SUCCESS) {
         return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
+    }
+    if constexpr (PROBE) {
+        if (!hop_any_tokens<C>(a)) {
+            return; /* uniform: no sequence has tokens here (a decode batch, split whole) */
+        }
     }
     extern __shared__ __align__(16) uint8_t hop_smem_raw[];
     /* tiles on 1024-byte boundaries (the swizzle atom) */

@@ -157,6 +157,17 @@ template <class C> __device__ __forceinline__ int32_t hop_tokens(const flash_arg
                                lkv); /* 0: split off */
 }
 
+/* Whether some sequence has tokens of this launch (hop_tokens > 0), or
+ * the batch has more sequences than the block has threads (a thread a
+ * sequence, no loop: with a loop ptxas serialised the D 128 consumers'
+ * wgmma pipeline, C7511), for every thread of the block (it syncs: all
+ * call it). The probe instance of the kernel calls it first. */
+template <class C> __device__ bool hop_any_tokens(const flash_args &a) {
+    const int64_t b = threadIdx.x;
+    const int any = a.batch > (int64_t)blockDim.x || (b < a.batch && hop_tokens<C>(a, b) > 0);
+    return __syncthreads_or(any) != 0;
+}
+
 /* The next item of this block, the same on all 32 lanes of the producer's
  * first warp, which all call it; a.items when none is left.
  * PERSISTENT: claimed from the guard record's counter *ctr (zero at the

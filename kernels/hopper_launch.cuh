@@ -74,8 +74,6 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
                         (uint32_t)a.g, (uint32_t)(64 / a.g)));
         maps.o_ok = 1;
     }
-    static int smem_set[OPP__DEVICE_CACHE_SLOTS];
-    OPP_TRY(flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
     /* persistent: one block per SM claims the items (the longest first),
      * so a block's next Q and K/V load under its epilogue */
     int64_t cap = 0x7FFFFFFF;
@@ -100,8 +98,25 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
     sort_in.max_seqlen_q = p->max_seqlen_q;
     sort_in.max_seqlen_kv = p->max_seqlen_kv;
     a.hop_sort = C::PERSISTENT && opp__hop_wants_sort(&sort_in) ? 1 : 0;
-    hopper_attention_kernel<DT, C>
-        <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
+    /* the probe instance (from D 128: at D 64 the probe made ptxas
+     * serialise the wgmma pipeline, C7511) for split decode batches */
+    static int smem_set[OPP__DEVICE_CACHE_SLOTS], smem_set_probe[OPP__DEVICE_CACHE_SLOTS];
+    bool probed = false;
+    if constexpr (C::DB > 64 && C::PERSISTENT) {
+        if (opp__hop_wants_probe(&sort_in)) {
+            OPP_TRY(flash_smem_once((const void *)hopper_attention_kernel<DT, C, true>,
+                                    C::SMEM_BYTES, smem_set_probe));
+            hopper_attention_kernel<DT, C, true>
+                <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
+            probed = true;
+        }
+    }
+    if (!probed) {
+        OPP_TRY(
+            flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
+        hopper_attention_kernel<DT, C>
+            <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
+    }
     OPP_CUDA_TRY(cudaGetLastError());
 #if OPP__HOPPER_TRACE
     static bool dump_set;

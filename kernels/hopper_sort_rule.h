@@ -1,7 +1,8 @@
 /*
  * hopper_sort_rule.h - whether a launch of the Hopper kernel runs its
  * (sequence, kv head) pairs longest sequence first (flash_args.hop_sort,
- * kernels/hopper_items.cuh hop_sort_sequences) or in batch order. Plain C:
+ * kernels/hopper_items.cuh hop_sort_sequences) or in batch order, and
+ * whether its blocks probe for tokens first (opp__hop_wants_probe). Plain C:
  * the launcher (kernels/hopper_launch.cuh) calls it on the host, and
  * //tests:hopper_sort_rule_test checks it on the CPU.
  *
@@ -61,6 +62,19 @@ static inline int opp__hop_wants_sort(const opp__hop_sort_in_t *in) {
         return 0; /* every sequence at the longest: one order is as good as another */
     }
     return 1;
+}
+
+/* Whether the launch runs the kernel's probe instance, whose blocks first
+ * look for a sequence with tokens of their own (kernels/hopper_attention.cuh,
+ * PROBE): in a split decode batch (split_on
+ * and max_seqlen_q <= OPP__SPLIT_ROWS / G), where every sequence of more
+ * than the split threshold's keys has all of its tokens split, so that
+ * the launch often has no item at all. Without the probe such a launch
+ * still claims every (sequence, kv head) pair, an atomic and a load round
+ * trip each; with it, a block reads the lengths once and leaves. Host
+ * arithmetic only. */
+static inline int opp__hop_wants_probe(const opp__hop_sort_in_t *in) {
+    return in->split_on && in->max_seqlen_q <= OPP__SPLIT_ROWS / in->g;
 }
 
 #endif /* OPP_KERNELS_HOPPER_SORT_RULE_H */

@@ -243,10 +243,10 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, 2)
     uint8_t *gbase = hop_split_raw + (base - raw);
     /* the ring; each side counts the key blocks it has taken in its copy */
     flash_narrow_ring<S> ring = {base, base + L::BARS, gbase, 0};
-    __shared__ __align__(8) uint64_t rank_mbar; /* warp 5's arrival: perm is ready */
+    __shared__ __align__(8) uint64_t rank_mbar; /* warp 5's arrivals: perm is ready */
     const uint32_t rank_bar = flash_smem_addr(&rank_mbar);
     if (threadIdx.x == 0) {
-        hop_mbar_init(rank_bar, 1);
+        hop_mbar_init(rank_bar, 32); /* every lane of warp 5 */
         for (uint32_t s = 0; s < L::STAGES; ++s) {
             hop_mbar_init(ring.full(s), 1);  /* the producer's expect_tx */
             hop_mbar_init(ring.empty(s), 4); /* the consumer warps */
@@ -271,10 +271,13 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, 2)
             if (ranked) {
                 __shared__ uint32_t rank_cnt[OPP__SPLIT_KEYS / S::BN + 1];
                 hop_split_rank<S>(a, rank_cnt, rank_perm);
-                __syncwarp(); /* every lane's perm entries before the arrival */
-                if (threadIdx.x == 160) {
-                    hop_mbar_arrive(rank_bar); /* release */
-                }
+                /* each lane releases its own perm entries: the producer's
+                 * wait acquires every writer's arrival. (With one lane
+                 * arriving after a __syncwarp, compute-sanitizer's racecheck
+                 * reported the producer's perm read against the other
+                 * lanes' writes, san_rs_decode_ragged_bf16, thirty-eighth
+                 * session.) */
+                hop_mbar_arrive(rank_bar);
             }
         } else if (threadIdx.x >= 128) {
             if (threadIdx.x == 128) {

@@ -356,7 +356,10 @@
  * the split launch's narrow tile instead of a Hopper main tile that holds G
  * of its 128 rows; a prefill sequence of more keys splits its last 64 / G
  * tokens. Still a function of L_kv and G, so batch and layout invariant.
- * Measured: bench/RESULTS.md, thirty-seventh session. */
+ * Measured (H100, bench/RESULTS.md, thirty-eighth session): decode_gqa_bf16
+ * 2.3 % faster than at 1024, prefill_gqa_causal_bf16 and
+ * short_many_causal_bf16 level; with OPP__SPLIT_KEYS 512 on top, slower
+ * on both. */
 #define OPP__SPLIT_GQA_G 4
 #ifndef OPP__SPLIT_MIN_KV_GQA
 #define OPP__SPLIT_MIN_KV_GQA (OPP__SPLIT_ALL_KV ? -1 : 512)

@@ -94,14 +94,15 @@ static void rand_lengths(uint64_t *st, int32_t *lq, int32_t *lkv) {
 
 /* Decode-shaped lengths: 0..16 queries (mostly 1) against 0..5000 keys,
  * often at the split-KV edges (OPP__SPLIT_KEYS = 1024 keys per split; the
- * split threshold, 512 keys from G 4 and 1024 below): such sequences run as
- * splits when their G L_q rows fit OPP__SPLIT_ROWS. */
+ * split threshold, 512 keys from G 4 and 1024 below; 8 splits and more,
+ * where the combine stops keeping a row's splits in registers): such
+ * sequences run as splits when their G L_q rows fit OPP__SPLIT_ROWS. */
 static void decode_lengths(uint64_t *st, int32_t *lq, int32_t *lkv) {
-    static const int32_t edges[11] = {511,  512,  513,  1023, 1024, 1025,
-                                      2047, 2048, 2049, 3073, 4096};
+    static const int32_t edges[14] = {511,  512,  513,  1023, 1024, 1025, 2047,
+                                      2048, 2049, 3073, 4096, 8192, 8193, 9217};
     const int k = opp_rng_int(st, 0, 5);
     *lq = k == 0 ? 0 : (k == 1 ? opp_rng_int(st, 2, 16) : 1);
-    *lkv = opp_rng_int(st, 0, 2) == 0 ? edges[opp_rng_int(st, 0, 10)] : opp_rng_int(st, 0, 5000);
+    *lkv = opp_rng_int(st, 0, 2) == 0 ? edges[opp_rng_int(st, 0, 13)] : opp_rng_int(st, 0, 5000);
 }
 
 /* One long sequence (2k..8k): both long, decode on a long prefix, or more

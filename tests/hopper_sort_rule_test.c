@@ -5,7 +5,8 @@
  * softcap_hd256_bf16 sorted; prefill, short_many, encoder, long, decode
  * and the equal-length sweep batches in batch order), and one step either
  * side of each bound (sequences, items an SM, the split decode rows, equal
- * lengths). The shapes are the workloads' (../shared/bench/workloads.json)
+ * lengths); and when its blocks probe for tokens first (the split decode
+ * batches). The shapes are the workloads' (../shared/bench/workloads.json)
  * with the Hopper tiles of kernels/kernel_list.h (BM 128, so BM / G query
  * tokens a tile) on 132 SMs. CPU only.
  * Run (Bazel): bazel test //tests:hopper_sort_rule_test --test_output=all
@@ -120,11 +121,41 @@ static void test_sort_rule_bounds(void **state) {
     assert_int_equal(opp__hop_wants_sort(&in), 1);
 }
 
+/* The probe (opp__hop_wants_probe): a split decode batch only, that is
+ * split_on and max_seqlen_q G <= OPP__SPLIT_ROWS (64), one token either
+ * side of that bound at G 1, 4 and 8; never without split_on. The
+ * decode_gqa_bf16 shape (64 sequences of one query, 32 / 8 heads) probes. */
+static void test_probe_rule(void **state) {
+    (void)state;
+    int32_t one[64];
+    for (int b = 0; b < 64; ++b) {
+        one[b] = 1;
+    }
+    opp__hop_sort_in_t in = packed_of(one, 64, 32, 8);
+    in.split_on = 1;
+    assert_int_equal(opp__hop_wants_probe(&in), 1);
+    in.split_on = 0;
+    assert_int_equal(opp__hop_wants_probe(&in), 0);
+    const int64_t gs[3] = {1, 4, 8};
+    for (int i = 0; i < 3; ++i) {
+        in.g = gs[i];
+        in.split_on = 1;
+        in.max_seqlen_q = 64 / gs[i];
+        assert_int_equal(opp__hop_wants_probe(&in), 1);
+        in.max_seqlen_q = 64 / gs[i] + 1;
+        assert_int_equal(opp__hop_wants_probe(&in), 0);
+        in.split_on = 0;
+        in.max_seqlen_q = 1;
+        assert_int_equal(opp__hop_wants_probe(&in), 0);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_rule_workloads),
         cmocka_unit_test(test_sort_rule_no_order_to_gain),
         cmocka_unit_test(test_sort_rule_bounds),
+        cmocka_unit_test(test_probe_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

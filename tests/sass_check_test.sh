@@ -6,7 +6,9 @@
 #                             kernels/kernel_list.h's SM 90 rows is there,
 #                             as sm_90a code: f16 and bf16 x (D 64 BM 128,
 #                             D 64 BM 192 (the wide configuration), D 128,
-#                             D 256) = 8 functions
+#                             D 256) = 8 functions, and the split decode
+#                             batches' probe instances of D 128 and D 256
+#                             (kernels/hopper_attention.cuh, PROBE) = 12
 #   test_hopper_wgmma_tma     each of them issues HGMMA (wgmma) and UTMALDG
 #                             (TMA loads); those of D <= 128 UTMASTG too (the
 #                             O tile's TMA store)
@@ -143,19 +145,25 @@ hopper_counts() {
 hopper_counts "$tmp/sass.txt" hopper_attention_kernel >"$tmp/funcs.txt"
 
 status=0
-# 1. the eight instances: hop_cfg<DB, BN, NC> for DT 10 (f16) and 16 (bf16)
+# 1. the twelve instances: hop_cfg<DB, BN, NC> for DT 10 (f16) and 16 (bf16),
+# each with PROBE false (Lb0), and from D 128 with PROBE true (Lb1: the
+# split decode batches' instance)
 want=""
 for dt in 10 16; do
     for cfg in "Li64ELi128ELi2E" "Li64ELi96ELi3E" "Li128ELi128ELi2E" "Li256ELi64ELi2E"; do
-        want="$want _Z23hopper_attention_kernelILi${dt}E7hop_cfgI${cfg}EEv8hop_maps10flash_argsP17opp__guard_record"
+        probes="0"
+        case $cfg in Li64E*) ;; *) probes="0 1" ;; esac
+        for pr in $probes; do
+            want="$want _Z23hopper_attention_kernelILi${dt}E7hop_cfgI${cfg}ELb${pr}EEv8hop_maps10flash_argsP17opp__guard_record"
+        done
     done
 done
 missing=""
 for w in $want; do
     grep -q "^$w " "$tmp/funcs.txt" || missing="$missing $w"
 done
-if [ -z "$missing" ] && [ "$(wc -l <"$tmp/funcs.txt")" -eq 8 ]; then
-    report OK test_hopper_instances "8 hopper_attention_kernel instances in sm_90a code"
+if [ -z "$missing" ] && [ "$(wc -l <"$tmp/funcs.txt")" -eq 12 ]; then
+    report OK test_hopper_instances "12 hopper_attention_kernel instances in sm_90a code"
 else
     report FAILED test_hopper_instances "missing:${missing:- none}; found:
 $(cat "$tmp/funcs.txt")"
@@ -204,8 +212,8 @@ awk '/Function : / { f = $3; hop = (f ~ /hopper_attention_kernel/); st = 0; next
     sort >"$tmp/steps.txt"
 summary="each step's MUFU.EX2 before / after its wait for P V (name, BPT.TRAP, steps):
 $(cat "$tmp/steps.txt")"
-if [ "$(wc -l <"$tmp/steps.txt")" -ne 8 ]; then
-    report FAILED test_hopper_step_softmax_order "steps not found in all 8 Hopper functions; $summary"
+if [ "$(wc -l <"$tmp/steps.txt")" -ne 12 ]; then
+    report FAILED test_hopper_step_softmax_order "steps not found in all 12 Hopper functions; $summary"
     status=1
 elif ! awk '$2 > 0 { t = 1 } END { exit !t }' "$tmp/steps.txt"; then
     report SKIPPED test_hopper_step_softmax_order "OPP__HOPPER_SOFTMAX_FIRST is 0 (no BPT.TRAP): ptxas runs the softmax after the wait; $summary"
@@ -347,7 +355,7 @@ else
 $(cat "$tmp/bm64f.txt")"
     [ -z "$(awk '$2 == 0 || $3 == 0 || $4 == 0 || $5 > 0' "$tmp/bm64f.txt")" ] || nc1_ok=0
     for dt in 10 16; do
-        fn="_Z23hopper_attention_kernelILi${dt}E7hop_cfgILi64ELi128ELi1EEEv8hop_maps10flash_argsP17opp__guard_record"
+        fn="_Z23hopper_attention_kernelILi${dt}E7hop_cfgILi64ELi128ELi1EELb0EEv8hop_maps10flash_argsP17opp__guard_record"
         grep -q "^$fn " "$tmp/bm64f.txt" || {
             summary="$summary
 (no hop_cfg<64, 128, 1> instance of dtype $dt)"
