@@ -12,7 +12,7 @@
  * Which rows split: on the FAST rows with DB <= OPP__SPLIT_DMAX, the last
  * ts = min(L_q, floor(OPP__SPLIT_ROWS / G)) query tokens of every sequence
  * with L_kv > opp__split_min_kv(G) (kernels/split_rule.h: 1024 keys by
- * default; flash_args.split_min_kv) (all of a decode or speculative-decode
+ * default, 512 from G 4; flash_args.split_min_kv) (all of a decode or speculative-decode
  * sequence), on the split tile, or with at most OPP__SPLIT_NARROW_ROWS of
  * them on the narrow tile (kernels/flash_split_narrow.cuh, the same bits).
  * The choice depends only on L_kv and on a token's distance from

@@ -36,7 +36,8 @@ static size_t align256(size_t n) {
 }
 
 /* 256 bytes (the guard record) unless some sequence may split: f32 never
- * (no FAST kernel), 16-bit data with D <= 128 only above 1024 keys; the
+ * (no FAST kernel), 16-bit data with D <= 128 only above 1024 keys (512
+ * from G 4); the
  * size is the same for every algorithm. */
 static void test_workspace_size_is_the_guard_record(void **state) {
     (void)state;
