@@ -134,16 +134,17 @@ struct flash_combine_args {
  * thread of the block calls it (split_offset syncs); red: 32 int64 of
  * shared memory. */
 struct flash_combine_geo {
-    int32_t lq, lkv, ts, ns;
+    int32_t lq, ts, ns;
     int64_t off;
 };
 
 __device__ __forceinline__ flash_combine_geo flash_combine_geo_of(const flash_combine_args &a,
                                                                   int32_t b, long long *red) {
     flash_combine_geo q;
-    a.src.lengths(b, &q.lq, &q.lkv);
-    q.ts = flash_split_tokens(q.lq, q.lkv, a.g, a.src.min_kv);
-    q.ns = flash_split_count(q.lkv);
+    int32_t lkv;
+    a.src.lengths(b, &q.lq, &lkv);
+    q.ts = flash_split_tokens(q.lq, lkv, a.g, a.src.min_kv);
+    q.ns = flash_split_count(lkv);
     q.off = q.ts > 0 ? a.src.split_offset(b, red) : 0; /* uniform */
     return q;
 }

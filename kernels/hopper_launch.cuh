@@ -101,22 +101,17 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
     /* the probe instance (from D 128: at D 64 the probe made ptxas
      * serialise the wgmma pipeline, C7511) for split decode batches */
     static int smem_set[OPP__DEVICE_CACHE_SLOTS], smem_set_probe[OPP__DEVICE_CACHE_SLOTS];
-    bool probed = false;
+    void (*kernel)(const hop_maps, const flash_args, opp__guard_record_t *) =
+        hopper_attention_kernel<DT, C>;
+    int *set = smem_set;
     if constexpr (C::DB > 64 && C::PERSISTENT) {
         if (opp__hop_wants_probe(&sort_in)) {
-            OPP_TRY(flash_smem_once((const void *)hopper_attention_kernel<DT, C, true>,
-                                    C::SMEM_BYTES, smem_set_probe));
-            hopper_attention_kernel<DT, C, true>
-                <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
-            probed = true;
+            kernel = hopper_attention_kernel<DT, C, true>;
+            set = smem_set_probe;
         }
     }
-    if (!probed) {
-        OPP_TRY(
-            flash_smem_once((const void *)hopper_attention_kernel<DT, C>, C::SMEM_BYTES, smem_set));
-        hopper_attention_kernel<DT, C>
-            <<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
-    }
+    OPP_TRY(flash_smem_once((const void *)kernel, C::SMEM_BYTES, set));
+    kernel<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
     OPP_CUDA_TRY(cudaGetLastError());
 #if OPP__HOPPER_TRACE
     static bool dump_set;

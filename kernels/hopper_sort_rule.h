@@ -42,6 +42,19 @@ typedef struct opp__hop_sort_in {
     int64_t total_q, total_kv, max_seqlen_q, max_seqlen_kv;
 } opp__hop_sort_in_t;
 
+/* Whether the launch runs the kernel's probe instance, whose blocks first
+ * look for a sequence with tokens of their own (kernels/hopper_attention.cuh,
+ * PROBE): in a split decode batch (split_on
+ * and max_seqlen_q <= OPP__SPLIT_ROWS / G), where every sequence of more
+ * than the split threshold's keys has all of its tokens split, so that
+ * the launch often has no item at all. Without the probe such a launch
+ * still claims every (sequence, kv head) pair, an atomic and a load round
+ * trip each; with it, a block reads the lengths once and leaves. Host
+ * arithmetic only. */
+static inline int opp__hop_wants_probe(const opp__hop_sort_in_t *in) {
+    return in->split_on && in->max_seqlen_q <= OPP__SPLIT_ROWS / in->g;
+}
+
 static inline int opp__hop_wants_sort(const opp__hop_sort_in_t *in) {
     if (in->batch <= 1 || in->batch > OPP__HOPPER_SORT_MAX) {
         return 0;
@@ -54,27 +67,14 @@ static inline int opp__hop_wants_sort(const opp__hop_sort_in_t *in) {
     if (busy > (int64_t)OPP__HOPPER_SORT_ITEMS_PER_SM * in->grid) {
         return 0;
     }
-    if (in->split_on && in->max_seqlen_q <= OPP__SPLIT_ROWS / in->g) {
-        return 0;
+    if (opp__hop_wants_probe(in)) {
+        return 0; /* a split decode batch */
     }
     if (in->packed && in->total_q == in->batch * in->max_seqlen_q &&
         in->total_kv == in->batch * in->max_seqlen_kv) {
         return 0; /* every sequence at the longest: one order is as good as another */
     }
     return 1;
-}
-
-/* Whether the launch runs the kernel's probe instance, whose blocks first
- * look for a sequence with tokens of their own (kernels/hopper_attention.cuh,
- * PROBE): in a split decode batch (split_on
- * and max_seqlen_q <= OPP__SPLIT_ROWS / G), where every sequence of more
- * than the split threshold's keys has all of its tokens split, so that
- * the launch often has no item at all. Without the probe such a launch
- * still claims every (sequence, kv head) pair, an atomic and a load round
- * trip each; with it, a block reads the lengths once and leaves. Host
- * arithmetic only. */
-static inline int opp__hop_wants_probe(const opp__hop_sort_in_t *in) {
-    return in->split_on && in->max_seqlen_q <= OPP__SPLIT_ROWS / in->g;
 }
 
 #endif /* OPP_KERNELS_HOPPER_SORT_RULE_H */
