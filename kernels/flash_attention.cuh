@@ -224,6 +224,29 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             }
         }
     }
+    /* (split kernel, OPP__SPLIT_SLICES > 1) the fold of the split's slices
+     * so far (flash_slice_fold): O, frame, sum */
+    constexpr bool SLICED = SPLIT && OPP__SPLIT_SLICES > 1;
+    float ao[C::MT][C::DB / 8][4], af[C::MT][2], al[C::MT][2];
+    if constexpr (SLICED) {
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                af[i][h] = -INFINITY;
+                al[i][h] = 0.0f;
+            }
+#pragma unroll
+            for (int n = 0; n < C::DB / 8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    ao[i][n][e] = 0.0f; /* a row no slice reaches stores zeros */
+                }
+            }
+        }
+    }
+    /* the block after j: the split's slice order (kernels/split_rule.h), else j + 1 */
+    auto next_block = [&](int32_t j) { return SPLIT ? opp__split_next_block(j, jb, je) : j + 1; };
     const uint32_t q_lane =
         flash_smem_addr(sq + (warp * 16 * C::MT + (lane & 15)) * C::PITCH + (lane >> 4) * 8);
     const uint32_t k_lane =
@@ -250,19 +273,19 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     auto load_k_step = [&](int32_t j) {
         flash_cp_async_wait<0>();
         flash_block_sync<SPLIT>(); /* V_j landed; every warp is done with K_j */
-        if (j + 1 < je) {
-            flash_load_kv<C>(sk, kg, a.k.row, a.d, j + 1, lkv, ld_r, ld_c);
+        if (next_block(j) < je) {
+            flash_load_kv<C>(sk, kg, a.k.row, a.d, next_block(j), lkv, ld_r, ld_c);
         }
         flash_cp_async_commit();
     };
     if (SPLIT && r0 + warp * 16 * C::MT >= nrows) {
-        for (int32_t j = jb; j < je; ++j) {
+        for (int32_t j = jb; j < je; j = next_block(j)) {
             load_v_step(j);
             load_k_step(j);
         }
         je = jb; /* the loop below runs no block */
     }
-    for (int32_t j = jb; j < je; ++j) {
+    for (int32_t j = jb; j < je; j = next_block(j)) {
         /* this block's slot (byte offset; 0 without the ring) */
         const uint32_t slot = RING ? (uint32_t)((j - jb) & 1) * (uint32_t)(C::KV_ELEMS * 2) : 0u;
         if constexpr (RING) {
@@ -375,6 +398,30 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 }
             }
         }
+        if constexpr (SLICED) {
+            if (opp__split_slice_ends(j, je)) { /* j ends its slice: fold, reset */
+#pragma unroll
+                for (int i = 0; i < C::MT; ++i) {
+                    float fs[2], ls[2];
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        fs[h] = m[i][h] == -INFINITY ? -INFINITY : f[i][h];
+                        ls[h] = flash_quad_sum(l[i][h]);
+                        m[i][h] = -INFINITY;
+                        f[i][h] = 0.0f;
+                        l[i][h] = 0.0f;
+                    }
+                    flash_slice_fold(ao[i], af[i], al[i], o[i], fs, ls);
+#pragma unroll
+                    for (int n = 0; n < C::DB / 8; ++n) {
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            o[i][n][e] = 0.0f;
+                        }
+                    }
+                }
+            }
+        }
     }
     flash_cp_async_wait<0>();
 
@@ -406,7 +453,8 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
         for (int i = 0; i < C::MT; ++i) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const float sum = flash_quad_sum(l[i][h]);
+                /* the split's (frame, sum): its one online softmax's, or the fold's */
+                const float sum = SLICED ? al[i][h] : flash_quad_sum(l[i][h]);
                 const int32_t r = rt + i * 16 + 8 * h;
                 if (r0 + r >= nrows) {
                     continue;
@@ -419,11 +467,15 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
                 for (int n = 0; n < C::DB / 8; ++n) {
                     const int col = n * 8 + 2 * qc;
                     if (col < a.dv) {
-                        *(float2 *)(prow_o + col) = make_float2(o[i][n][2 * h], o[i][n][2 * h + 1]);
+                        const float(&on)[4] = SLICED ? ao[i][n] : o[i][n];
+                        *(float2 *)(prow_o + col) = make_float2(on[2 * h], on[2 * h + 1]);
                     }
                 }
                 if (qc == 0) {
-                    a.part_ml[prow] = make_float2(m[i][h] == -INFINITY ? -INFINITY : f[i][h], sum);
+                    a.part_ml[prow] = make_float2(SLICED                 ? af[i][h]
+                                                  : m[i][h] == -INFINITY ? -INFINITY
+                                                                         : f[i][h],
+                                                  sum);
                 }
             }
         }
@@ -466,7 +518,10 @@ template <class C> constexpr size_t flash_split_smem_bytes() {
  * decode_gqa_bf16 6 % faster, sweep_d128_causal_L2048 7 %, D 64 unchanged;
  * three at D 64 as well lost 5 % on sweep_d64_causal_L2048. */
 template <class C> constexpr int flash_split_min_blocks() {
-    return C::DB >= 96 ? 3 : 4;
+    /* sliced splits (OPP__SPLIT_SLICES 4): the split tile also holds the
+     * slices' fold (O, frame, sum), so a block more registers: two from DB
+     * 96, three below */
+    return OPP__SPLIT_SLICES > 1 ? (C::DB >= 96 ? 2 : 3) : C::DB >= 96 ? 3 : 4;
 }
 
 /* The split launch: grid.x blocks stride over a.items = ns_max * B * Hkv

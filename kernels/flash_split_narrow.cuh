@@ -69,10 +69,14 @@ template <class C, bool TMA = false> struct flash_narrow_layout {
  * STAGES % 2) holds K's DB / 64 panels of BN keys x 128 bytes (128-byte
  * swizzle: 16-byte chunk c of key row r at chunk c ^ (r % 8)), then V's;
  * full[s] completes when TMA has written stage s, empty[s] when the four
- * consumer warps are done with it. n counts the key blocks a side has
+ * consumer warps are done with it (OPP__SPLIT_SLICES 4: the one warp that
+ * took it, kernels/hopper_split_tile.cuh). n counts the key blocks a side has
  * taken (each side keeps its own). */
 template <class C> struct flash_narrow_ring {
-    static constexpr uint32_t STAGES = OPP__SPLIT_TMA_STAGES;
+    static constexpr uint32_t STAGES = OPP__SPLIT_SLICES > 1
+                                           ? (C::DB > 64 ? OPP__SPLIT_TMA_STAGES_SL128
+                                                         : OPP__SPLIT_TMA_STAGES_SL64)
+                                           : OPP__SPLIT_TMA_STAGES;
     static constexpr uint32_t PANEL = C::BN * 128u;    /* 64 columns of BN keys */
     static constexpr uint32_t KV = C::DB / 64 * PANEL; /* K (or V) of a key block */
     static constexpr uint32_t STAGE = 2 * KV;          /* K then V */
@@ -118,6 +122,9 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
                                                    long long *red,
                                                    flash_narrow_ring<C> *ring = nullptr) {
     typedef flash_narrow_layout<C, TMA> L;
+    static_assert(!TMA || OPP__SPLIT_SLICES == 1,
+                  "sliced splits: the TMA split kernel's per-warp tile (hopper_split_tile.cuh)");
+    constexpr bool SLICED = OPP__SPLIT_SLICES > 1;
     const int64_t per = (int64_t)a.batch * a.hkv;
     const int32_t split = (int32_t)(w / per);
     const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
@@ -177,6 +184,18 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
             o[n][e] = 0.0f;
         }
     }
+    /* (OPP__SPLIT_SLICES > 1) the fold of the slices so far: O by column
+     * quarter, the frame in every warp, the sum in warp 0 */
+    float ao[2 * L::NQ][4], af[2] = {-INFINITY, -INFINITY}, al[2] = {0.0f, 0.0f};
+    if constexpr (SLICED) {
+#pragma unroll
+        for (int n = 0; n < 2 * L::NQ; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                ao[n][e] = 0.0f; /* a row no slice reaches stores zeros */
+            }
+        }
+    }
     const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
     const uint32_t k_lane =
         flash_smem_addr(sk + ((lane & 7) + (lane >> 4) * 8) * C::PITCH + ((lane >> 3) & 1) * 8);
@@ -193,7 +212,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         v_col[q] = v_lane + (n2 < C::DB / 16 ? n2 : C::DB / 16 - 1) * 16 * 2;
     }
 
-    for (int32_t j = jb; j < je; ++j) {
+    for (int32_t j = jb; j < je; j = opp__split_next_block(j, jb, je)) {
         /* TMA: this block's stage (K_j, V_j) */
         const uint32_t st = TMA ? ring->stage() : 0;
         const uint32_t tk = TMA ? ring->k(st) : 0, tv = TMA ? ring->v(st) : 0;
@@ -241,8 +260,9 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
             }
         }
         sync(); /* the maxima are visible; every warp is done with K_j */
-        if (!TMA && j + 1 < je) {
-            flash_load_kv<C>(sk, kg, a.k.row, a.d, j + 1, lkv, ld_r, ld_c);
+        if (!TMA && opp__split_next_block(j, jb, je) < je) {
+            flash_load_kv<C>(sk, kg, a.k.row, a.d, opp__split_next_block(j, jb, je), lkv, ld_r,
+                             ld_c);
         }
         flash_cp_async_commit();
 
@@ -337,13 +357,36 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
             }
             ++ring->n;
         }
+        if constexpr (SLICED) {
+            if (opp__split_slice_ends(j, je)) {
+                /* j ends its slice: fold it (flash_slice_fold, the split
+                 * tile's steps), reset */
+                float fs[2], ls[2];
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    fs[h] = m[h] == -INFINITY ? -INFINITY : f[h];
+                    ls[h] = flash_quad_sum(l[h]);
+                    m[h] = -INFINITY;
+                    f[h] = 0.0f;
+                    l[h] = 0.0f;
+                }
+                flash_slice_fold(ao, af, al, o, fs, ls);
+#pragma unroll
+                for (int n = 0; n < 2 * L::NQ; ++n) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        o[n][e] = 0.0f;
+                    }
+                }
+            }
+        }
     }
     flash_cp_async_wait<0>();
 
     /* the unnormalised O (each warp its columns) and (f, l) (warp 0) */
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        const float sum = flash_quad_sum(l[h]);
+        const float sum = SLICED ? al[h] : flash_quad_sum(l[h]);
         const int32_t r = qr + 8 * h;
         if (r0 + r >= nrows) {
             continue;
@@ -355,11 +398,15 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         for (int n = 0; n < 2 * L::NQ; ++n) {
             const int col = (warp * L::NQ + n / 2) * 16 + (n % 2) * 8 + 2 * qc;
             if (col < a.dv && col < C::DB) {
-                *(float2 *)(prow_o + col) = make_float2(o[n][2 * h], o[n][2 * h + 1]);
+                const float(&on)[4] = SLICED ? ao[n] : o[n];
+                *(float2 *)(prow_o + col) = make_float2(on[2 * h], on[2 * h + 1]);
             }
         }
         if (warp == 0 && qc == 0) {
-            a.part_ml[prow] = make_float2(m[h] == -INFINITY ? -INFINITY : f[h], sum);
+            a.part_ml[prow] = make_float2(SLICED              ? af[h]
+                                          : m[h] == -INFINITY ? -INFINITY
+                                                              : f[h],
+                                          sum);
         }
     }
     sync(); /* shared memory is reused by the block's next item */

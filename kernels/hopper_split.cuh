@@ -45,6 +45,7 @@
 #include "kernels/flash_launch.cuh"
 #include "kernels/hopper_maps.cuh"
 #include "kernels/hopper_ops.cuh"
+#include "kernels/hopper_split_tile.cuh"
 
 /* The TMA split kernel's shared memory for the narrow tile's config S:
  * the ring's STAGES stages | full[STAGES], empty[STAGES] | the item
@@ -60,7 +61,15 @@ template <class S> struct hop_split_layout {
     static constexpr uint32_t IBARS = BARS + 16u * STAGES;
     static constexpr uint32_t ITEMS = IBARS + 16u * SLOTS;
     static constexpr uint32_t NARROW = (ITEMS + 8u * SLOTS + 15u) & ~15u;
-    static constexpr size_t BYTES = 1024 + NARROW + flash_narrow_layout<S, true>::BYTES;
+    /* the tile's buffers: the narrow tile's, or with OPP__SPLIT_SLICES 4
+     * the sliced tile's (kernels/hopper_split_tile.cuh) */
+    static constexpr size_t TILE_BYTES = OPP__SPLIT_SLICES > 1
+                                             ? (size_t)hop_slice_layout<S>::BYTES
+                                             : (size_t)flash_narrow_layout<S, true>::BYTES;
+    static constexpr size_t BYTES = 1024 + NARROW + TILE_BYTES;
+    /* blocks an SM (the launch bound): one for sliced splits at DB 128
+     * (their stages fill the SM's shared memory), else two */
+    static constexpr int MIN_BLOCKS = OPP__SPLIT_SLICES > 1 && S::DB > 64 ? 1 : 2;
     /* slot s of the handoff: its barriers, and the item (generic) */
     static __device__ __forceinline__ uint32_t ifull(uint32_t base, uint32_t s) {
         return base + IBARS + 8u * s;
@@ -229,7 +238,7 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
  * guard's programmatic dependent, so its blocks wait for the guard's end
  * and record (griddepcontrol.wait) before they read it. */
 template <int DT, class S>
-static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, 2)
+static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, hop_split_layout<S>::MIN_BLOCKS)
     hop_split_kernel(const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv,
                      const flash_args a, opp__guard_record_t *rec, int32_t rank) {
     typedef hop_split_layout<S> L;
@@ -248,8 +257,9 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, 2)
     if (threadIdx.x == 0) {
         hop_mbar_init(rank_bar, 32); /* every lane of warp 5 */
         for (uint32_t s = 0; s < L::STAGES; ++s) {
-            hop_mbar_init(ring.full(s), 1);  /* the producer's expect_tx */
-            hop_mbar_init(ring.empty(s), 4); /* the consumer warps */
+            hop_mbar_init(ring.full(s), 1); /* the producer's expect_tx */
+            /* the consumer warps, or (sliced) the one that took the stage */
+            hop_mbar_init(ring.empty(s), OPP__SPLIT_SLICES > 1 ? 1 : 4);
         }
         for (uint32_t s = 0; s < L::SLOTS; ++s) {
             hop_mbar_init(L::ifull(base, s), 1);  /* the producer */
@@ -296,7 +306,12 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, 2)
                 if (w < 0) {
                     break;
                 }
-                flash_split_narrow<DT, S, true>(a, (uint16_t *)(gbase + L::NARROW), w, red, &ring);
+                if constexpr (OPP__SPLIT_SLICES > 1) {
+                    hop_split_tile<DT, S>(a, gbase + L::NARROW, w, red, &ring);
+                } else {
+                    flash_split_narrow<DT, S, true>(a, (uint16_t *)(gbase + L::NARROW), w, red,
+                                                    &ring);
+                }
             }
         }
     }

@@ -384,6 +384,14 @@
 #ifndef OPP__SPLIT_TMA_STAGES
 #define OPP__SPLIT_TMA_STAGES 3
 #endif
+/* With OPP__SPLIT_SLICES 4, the ring's stages at DB 128 (one block an SM)
+ * and at DB 64 (two): every consumer warp takes a stage of its own */
+#ifndef OPP__SPLIT_TMA_STAGES_SL128
+#define OPP__SPLIT_TMA_STAGES_SL128 5
+#endif
+#ifndef OPP__SPLIT_TMA_STAGES_SL64
+#define OPP__SPLIT_TMA_STAGES_SL64 4
+#endif
 /* The TMA split kernel's claim order. 1 (default): the splits before each
  * sequence's last, split-major, then the last splits by their key blocks,
  * most first (warp 5 of each block ranks the sequences while the first
@@ -421,6 +429,24 @@
  * instead of after its end; decode_gqa_bf16 0.2 % faster than without (noise). */
 #ifndef OPP__SPLIT_GUARD_PDL
 #define OPP__SPLIT_GUARD_PDL 0
+#endif
+/* The slices of a split (kernels/split_rule.h opp__split_next_block):
+ * 1 (default): a split's key blocks run in ascending order, one online
+ * softmax over them. 4: slice s of a split holds its blocks jb + s, jb + s
+ * + 4, ...; each slice runs its own online softmax over its blocks, in
+ * ascending order, and the split's partial is the slices' partials folded
+ * in slice order 0 .. 3 (flash_slice_fold, kernels/softmax_rows.cuh). The
+ * TMA split kernel then runs a slice on each of its four consumer warps
+ * (kernels/hopper_split_tile.cuh: no barrier between them inside an item);
+ * the split tile and the cp.async narrow tile run the slices one after
+ * another with the same arithmetic, so a row's bits are the same on every
+ * tile. A function of the split's blocks alone: batch and layout
+ * invariant. Other bits than 1's. */
+#ifndef OPP__SPLIT_SLICES
+#define OPP__SPLIT_SLICES 1
+#endif
+#if OPP__SPLIT_SLICES != 1 && OPP__SPLIT_SLICES != 4
+#error "OPP__SPLIT_SLICES: 1 or 4"
 #endif
 /* A sequence with at most this many split rows (ts G) runs them on the
  * narrow tile (kernels/flash_split_narrow.cuh: four warps on one m16

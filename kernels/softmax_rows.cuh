@@ -197,6 +197,49 @@ __device__ __forceinline__ float flash_quad_sum(float x) {
     return x;
 }
 
+/* Folds a slice's partial of a row pair into the split's (OPP__SPLIT_SLICES,
+ * kernels/kernel_list.h), slices in order: per row h, fs = the slice's
+ * frame (-inf: it saw no key, and changes nothing), ls its sum (the whole
+ * row's, flash_quad_sum); F, L: the fold's frame and sum so far (-inf, 0
+ * before the first slice that saw a key, which is taken as it is); else F'
+ * = max(F, fs), a = 2^(F - F'), b = 2^(fs - F') (each exactly 1 at the
+ * max), O = fma(os, b, O a), L = fma(ls, b, L a). o, os: [N8][4] output
+ * accumulators (this thread's columns; the caller's N8 may cover part of
+ * the row). Every tile folds through this function, so a partial's bits do
+ * not depend on which tile ran its slices. */
+template <int N8>
+__device__ __forceinline__ void flash_slice_fold(float (&o)[N8][4], float (&F)[2], float (&L)[2],
+                                                 const float (&os)[N8][4], const float (&fs)[2],
+                                                 const float (&ls)[2]) {
+    float a[2], b[2];
+    bool take[2], skip[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        skip[h] = fs[h] == -INFINITY;
+        take[h] = !skip[h] && F[h] == -INFINITY;
+        const float fn = fmaxf(F[h], fs[h]);
+        a[h] = F[h] == fn ? 1.0f : flash_exp2(__fadd_rn(F[h], -fn));
+        b[h] = fs[h] == fn ? 1.0f : flash_exp2(__fadd_rn(fs[h], -fn));
+        if (take[h]) {
+            F[h] = fs[h];
+            L[h] = ls[h];
+        } else if (!skip[h]) {
+            F[h] = fn;
+            L[h] = fmaf(ls[h], b[h], __fmul_rn(L[h], a[h]));
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < N8; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int h = e / 2;
+            o[n][e] = take[h]   ? os[n][e]
+                      : skip[h] ? o[n][e]
+                                : fmaf(os[n][e], b[h], __fmul_rn(o[n][e], a[h]));
+        }
+    }
+}
+
 /* A row's 1 / l (0 for l = 0: a row that saw no key stores zeros). */
 __device__ __forceinline__ float flash_row_inv(float sum) {
     return sum > 0.0f ? 1.0f / sum : 0.0f;

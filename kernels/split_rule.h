@@ -82,6 +82,24 @@ static inline OPP__SPLIT_HD int opp__split_blocks(int32_t lq, int32_t lkv, int32
     return 1;
 }
 
+/* The key block after block j of a split's blocks [jb, je) in the order
+ * of its slices (OPP__SPLIT_SLICES, kernels/kernel_list.h): slice s = (j -
+ * jb) % SLICES holds jb + s, jb + s + SLICES, ...; the slices run one after
+ * another, in order, each ascending. At least je: none left. */
+static inline OPP__SPLIT_HD int32_t opp__split_next_block(int32_t j, int32_t jb, int32_t je) {
+    if (OPP__SPLIT_SLICES == 1 || j + OPP__SPLIT_SLICES < je) {
+        return j + OPP__SPLIT_SLICES; /* (one slice: j + 1, je or past it at the end) */
+    }
+    const int32_t s1 = (j - jb) % OPP__SPLIT_SLICES + 1; /* the next slice */
+    return s1 < OPP__SPLIT_SLICES && jb + s1 < je ? jb + s1 : je;
+}
+
+/* Whether block j ends its slice (no block of its slice follows it in
+ * [jb, je)): the tiles fold the slice there. */
+static inline OPP__SPLIT_HD int opp__split_slice_ends(int32_t j, int32_t je) {
+    return j + OPP__SPLIT_SLICES >= je;
+}
+
 /* The number of splits of a sequence of lkv keys (0 for none). */
 static inline OPP__SPLIT_HD int32_t opp__split_count(int32_t lkv) {
     return (int32_t)(((int64_t)lkv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS);

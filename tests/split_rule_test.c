@@ -167,6 +167,51 @@ static uint32_t order_rand(uint32_t n) {
     order_rng = order_rng * 6364136223846793005ull + 1442695040888963407ull;
     return (uint32_t)(order_rng >> 33) % n;
 }
+/* opp__split_next_block: from jb, every block of [jb, je) exactly once,
+ * slice by slice (slice s = (j - jb) % OPP__SPLIT_SLICES: //tests:
+ * split_rule_slices_test builds this file with 4), each slice ascending,
+ * then je; opp__split_slice_ends exactly at each slice's last block (the
+ * tiles fold there). Against the definition: the expected walk built
+ * slice by slice from the slice's membership. */
+static void test_slice_order(void **state) {
+    (void)state;
+    const int sl = OPP__SPLIT_SLICES;
+    for (int32_t jb = 0; jb < 40; jb += 13) {
+        for (int32_t n = 1; n <= 20; ++n) {
+            const int32_t je = jb + n;
+            int32_t want[64], nw = 0;
+            for (int s = 0; s < sl; ++s) {
+                for (int32_t j = jb; j < je; ++j) {
+                    if ((j - jb) % sl == s) {
+                        want[nw++] = j;
+                    }
+                }
+            }
+            assert_int_equal(nw, n);
+            int32_t j = jb, k = 0;
+            while (j < je) {
+                assert_true(k < n);
+                assert_int_equal(j, want[k]);
+                const int32_t nx = opp__split_next_block(j, jb, je);
+                /* j ends its slice iff no later block of the walk is in its slice */
+                int later = 0;
+                for (int32_t q = k + 1; q < n; ++q) {
+                    later |= (want[q] - jb) % sl == (j - jb) % sl;
+                }
+                assert_int_equal(opp__split_slice_ends(j, je), !later);
+                if (k + 1 < n) {
+                    assert_int_equal(nx, want[k + 1]);
+                } else {
+                    assert_true(nx >= je);
+                }
+                j = nx;
+                ++k;
+            }
+            assert_int_equal(k, n);
+        }
+    }
+}
+
 static void test_claim_order(void **state) {
     (void)state;
     const int32_t gs[] = {1, 2, 4, 8, 16};
@@ -260,6 +305,7 @@ int main(void) {
         cmocka_unit_test(test_split_tokens),
         cmocka_unit_test(test_split_min_kv),
         cmocka_unit_test(test_split_blocks_match_definition),
+        cmocka_unit_test(test_slice_order),
         cmocka_unit_test(test_claim_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
