@@ -258,8 +258,9 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, hop_split_layout<S>:
         hop_mbar_init(rank_bar, 32); /* every lane of warp 5 */
         for (uint32_t s = 0; s < L::STAGES; ++s) {
             hop_mbar_init(ring.full(s), 1); /* the producer's expect_tx */
-            /* the consumer warps, or (sliced) the one that took the stage */
-            hop_mbar_init(ring.empty(s), OPP__SPLIT_SLICES > 1 ? 1 : 4);
+            /* the consumer warps, or (sliced) every lane of the one that
+             * took the stage (each releases its own reads and writes) */
+            hop_mbar_init(ring.empty(s), OPP__SPLIT_SLICES > 1 ? 32 : 4);
         }
         for (uint32_t s = 0; s < L::SLOTS; ++s) {
             hop_mbar_init(L::ifull(base, s), 1);  /* the producer */

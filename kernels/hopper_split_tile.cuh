@@ -26,7 +26,11 @@
  * O += P V (k16 steps in order), each value by the same operations in the
  * same order; the V rows past the sequence (another sequence's keys) are
  * zeroed first, as the cp.async loads leave them. Each warp releases its
- * stage when done with it (empty barrier count 1). At the item's end each
+ * stage when done with it (every lane arrives: empty barrier count 32).
+ * The ring's stages are a multiple of four (kernels/kernel_list.h), so
+ * within an item stage s serves one warp, which consumed the stage's
+ * previous fill itself: its wait on the full barrier's phase parity is
+ * never two fills ahead. At the item's end each
  * warp writes its slice's partial (O, its frame, its sum over the quad) to
  * shared memory, and after one barrier every warp folds the four slices in
  * order (flash_slice_fold) for its quarter of the columns - the fold the
@@ -63,6 +67,7 @@ __device__ __forceinline__ void hop_split_tile(const flash_args &a, uint8_t *sme
     typedef hop_slice_layout<C> L;
     typedef flash_narrow_ring<C> R;
     static_assert(sizeof(C) > 0 && OPP__SPLIT_SLICES == 4, "a slice per consumer warp");
+    static_assert(R::STAGES % 4 == 0, "a stage serves one warp within an item (kernel_list.h)");
     constexpr int N8 = L::N8, ND = C::DB / 16, NB = C::BN / 16;
     const int64_t per = (int64_t)a.batch * a.hkv;
     const int32_t split = (int32_t)(w / per);
@@ -187,10 +192,12 @@ __device__ __forceinline__ void hop_split_tile(const flash_args &a, uint8_t *sme
                 flash_mma<DT>(o[2 * n2 + 1], pa[kk], vf[t & 1][2], vf[t & 1][3]);
             }
         }
-        __syncwarp(); /* every lane is done with the stage */
-        if (lane == 0) {
-            hop_mbar_arrive(ring->empty(st));
-        }
+        /* every lane releases the stage itself: its reads, and its zeros
+         * above, before the producer's next load into it (one lane's
+         * arrival after a __syncwarp is not an order compute-sanitizer's
+         * racecheck follows for the other lanes: bench/RESULTS.md,
+         * thirty-eighth and fortieth sessions) */
+        hop_mbar_arrive(ring->empty(st));
     }
     ring->n = n0 + (uint32_t)(je - jb);
 

@@ -385,12 +385,18 @@
 #define OPP__SPLIT_TMA_STAGES 3
 #endif
 /* With OPP__SPLIT_SLICES 4, the ring's stages at DB 128 (one block an SM)
- * and at DB 64 (two): every consumer warp takes a stage of its own */
+ * and at DB 64 (two): a multiple of the four consumer warps, so that within
+ * an item a stage serves one warp and each wait on its full barrier is at
+ * most one phase ahead (with 5 a warp could wait two fills ahead, where
+ * the phase parity cannot tell them apart: stale data, seen on an H100) */
 #ifndef OPP__SPLIT_TMA_STAGES_SL128
-#define OPP__SPLIT_TMA_STAGES_SL128 5
+#define OPP__SPLIT_TMA_STAGES_SL128 4
 #endif
 #ifndef OPP__SPLIT_TMA_STAGES_SL64
 #define OPP__SPLIT_TMA_STAGES_SL64 4
+#endif
+#if OPP__SPLIT_TMA_STAGES_SL128 % 4 != 0 || OPP__SPLIT_TMA_STAGES_SL64 % 4 != 0
+#error "OPP__SPLIT_TMA_STAGES_SL128 / _SL64: multiples of the 4 consumer warps"
 #endif
 /* The TMA split kernel's claim order. 1 (default): the splits before each
  * sequence's last, split-major, then the last splits by their key blocks,
