@@ -29,9 +29,10 @@
  *      then O += P V_j over the k16 steps in order (P read back with
  *      ldmatrix: the A fragments the split tile packs in registers).
  * Every stored value is computed by the same operations in the same order
- * as in the split tile, so a row's partial is the same bit for bit on
- * either tile, and an item may take this one by its own ts G: packed and
- * padded (where L_q = S_q gives more split rows, so the other tile) agree
+ * as in the split tile (with OPP__SPLIT_SLICES 4, the key blocks in the
+ * split's slice order, each slice folded as the split tile folds it), so
+ * a row's partial is the same bit for bit on either tile, and an item may take this one by its own
+ * ts G: packed and padded (where L_q = S_q gives more split rows, so the other tile) agree
  * (DESIGN.md section 4); and a launch whose items all take this tile
  * (max_seqlen_q small enough) runs an instance of the split kernel that
  * holds it alone (flash_launch_split: 110 registers at DB 128 against 168,

@@ -27,7 +27,11 @@
  * warps 0-3 run the narrow tile on them (full / empty mbarriers; a block's
  * key-block count n shared by both sides). Q stays a cp.async load of the
  * consumers. Shared memory: hop_split_layout (at D 128 with 3 stages
- * 108 KB, two blocks an SM).
+ * 108 KB, two blocks an SM). With OPP__SPLIT_SLICES 4 the consumers run
+ * the sliced tile instead (kernels/hopper_split_tile.cuh: a slice of the
+ * split per warp, no block barrier between them), on a ring of
+ * OPP__SPLIT_TMA_STAGES_SL128 / _SL64 stages (4: at D 128 about 170 KB,
+ * one block an SM).
  * On by default (H100, bench/RESULTS.md, thirty-second session: the split
  * kernel's bits; 100 % of the copy bandwidth on 256 sequences of 4096 keys,
  * 3 % faster there, 2 % slower on 8 such sequences, level on
