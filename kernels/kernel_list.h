@@ -447,7 +447,17 @@
  * the split tile and the cp.async narrow tile run the slices one after
  * another with the same arithmetic, so a row's bits are the same on every
  * tile. A function of the split's blocks alone: batch and layout
- * invariant. Other bits than 1's. */
+ * invariant. Other bits than 1's. Measured (H100, bench/RESULTS.md,
+ * fortieth session; 4 ring stages, one block an SM at D 128): the GPU
+ * tests pass with it as the default and compute-sanitizer is clean, but
+ * the slices do not pay: decode_g4_b1_kv1024 5 % faster, decode_gqa_bf16
+ * 2.7 %, decode_g4_b8_kv4096 6.6 % and the speculative probes 3-4 %
+ * slower. Four warps on four blocks at once did not shorten the small
+ * batches' time (8 busy SMs of 132): what one SM reads a second bounds it,
+ * not the tile's chain of work. Untried: a slice on each block of a
+ * cluster of four SMs (the same bits, four SMs reading each split).
+ * //kernels:hopper_split_slices and :fast_split_slices build it
+ * (//tests:sass_check_test). */
 #ifndef OPP__SPLIT_SLICES
 #define OPP__SPLIT_SLICES 1
 #endif

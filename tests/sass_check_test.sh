@@ -61,24 +61,35 @@
 #                             each holds its one
 #                             kernel with those HGMMA, no other, no local
 #                             memory
-# The lines are CMocka's, so tools/ci_summary.py counts six cases. Without
+#   test_split_slices_build   the sliced split-KV A/B objects (OPP__SPLIT_SLICES
+#                             4): //kernels:hopper_split_slices (the D 128 TMA
+#                             split kernel with its sliced tile: both dtypes'
+#                             hop_split_kernel, UTMALDG and the 64 + 64 HMMA
+#                             of a warp's whole key block in each, no local
+#                             memory) and //kernels:fast_split_slices
+#                             (sm_90: both dtypes' flash_split_kernel, the
+#                             narrow-only and the mixed instance, HMMA in each)
+# The lines are CMocka's, so tools/ci_summary.py counts eight cases. Without
 # cuobjdump and nvdisasm (tools/find_cuobjdump.sh looks for them; the CUDA
 # 13 toolkit here has neither, tools/bootstrap.sh installs PyPI's
 # nvidia-cuda-cuobjdump and -nvdisasm into /opt/liboppacked/tools) each case is SKIPPED, unless OPP_SASS_STRICT=1
 # (.ci/run sets it: --test_env), which makes that a failure.
 #
 #   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O
-#       WS_OVERLAP_O WS_QREG_O WS_SACC2_O WS_NC3_O HOPPER_BM64_O
+#       WS_OVERLAP_O WS_QREG_O WS_SACC2_O WS_NC3_O HOPPER_BM64_O SLICES_HOPPER_O
+#       SLICES_FAST_O
 #   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
 #   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o,
 #   tf32x3_ws_overlap_tf32x3_d64.o, tf32x3_ws_qreg_tf32x3_d64.o,
-#   tf32x3_ws_sacc2_tf32x3_d64.o, tf32x3_ws_nc2_tf32x3_d64.o and
-#   hopper_d64_bm64_hopper_d64.o)
+#   tf32x3_ws_sacc2_tf32x3_d64.o, tf32x3_ws_nc2_tf32x3_d64.o,
+#   hopper_d64_bm64_hopper_d64.o, hopper_split_slices_hopper_d128.o and
+#   fast_split_slices_flash_d128.o)
 set -u
 
 finder=$1
 shift
 lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2="" ws_nc2="" bm64=""
+sl_hop="" sl_fast=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
@@ -90,10 +101,13 @@ for f in "$@"; do
     */tf32x3_ws_sacc2_tf32x3_d64.o) [ -n "$ws_sacc2" ] || ws_sacc2=$f ;;
     */tf32x3_ws_nc2_tf32x3_d64.o) [ -n "$ws_nc2" ] || ws_nc2=$f ;;
     */hopper_d64_bm64_hopper_d64.o) [ -n "$bm64" ] || bm64=$f ;;
+    */hopper_split_slices_hopper_d128.o) [ -n "$sl_hop" ] || sl_hop=$f ;;
+    */fast_split_slices_flash_d128.o) [ -n "$sl_fast" ] || sl_fast=$f ;;
     esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
-    test_hopper_step_softmax_order test_tf32x3_wgmma test_tf32x3_ab_builds test_hopper_bm64_build)
+    test_hopper_step_softmax_order test_tf32x3_wgmma test_tf32x3_ab_builds test_hopper_bm64_build
+    test_split_slices_build)
 report() { # report STATUS CASE [MESSAGE]
     echo "[ RUN      ] $2"
     [ -n "${3:-}" ] && echo "$3"
@@ -374,6 +388,49 @@ if [ $nc1_ok -eq 1 ]; then
     report OK test_hopper_bm64_build "$summary"
 else
     report FAILED test_hopper_bm64_build "want two hop_cfg<64, 128, 1> instances, each with HGMMA, UTMALDG and UTMASTG, no local memory, <= 128 launch registers and setmaxnreg within them; $summary"
+    status=1
+fi
+
+# 8. the sliced split-KV A/B objects: per function its HMMA, UTMALDG, LDL / STL
+split_counts() {
+    awk -v re="$2" '/Function : / { f = $3; if (f ~ re) { n[f] = 1 } }
+         f in n && /[ \t]HMMA/ { h[f]++ }
+         f in n && /[ \t]UTMALDG/ { t[f]++ }
+         f in n && /[ \t](LDL|STL)[ .]/ { l[f]++ }
+         END { for (k in n) printf "%s %d %d %d\n", k, h[k], t[k], l[k] }' "$1" | sort
+}
+sl_ok=1
+summary="function HMMA UTMALDG LDL/STL:"
+for pair in "hopper_split_slices:$sl_hop:sm_90a:hop_split_kernel:2" \
+    "fast_split_slices:$sl_fast:sm_90:flash_split_kernel:4"; do
+    IFS=: read -r name obj arch re want <<<"$pair"
+    if [ -z "$obj" ] || [ ! -s "$obj" ]; then
+        summary="$summary
+($name: the object is missing among the arguments)"
+        sl_ok=0
+    elif ! PATH="$(dirname "$cuobjdump"):$PATH" "$cuobjdump" -sass -arch "$arch" "$obj" >"$tmp/sl.txt" 2>"$tmp/err.txt"; then
+        summary="$summary
+$name: cuobjdump failed: $(head -c 200 "$tmp/err.txt")"
+        sl_ok=0
+    else
+        split_counts "$tmp/sl.txt" "$re" >"$tmp/slf.txt"
+        summary="$summary
+$name:
+$(cat "$tmp/slf.txt")"
+        [ "$(wc -l <"$tmp/slf.txt")" -eq "$want" ] || sl_ok=0
+        [ -z "$(awk '$2 == 0' "$tmp/slf.txt")" ] || sl_ok=0
+        if [ "$re" = hop_split_kernel ]; then
+            # the sliced tile: a warp runs a whole 64-key block, 64 + 64
+            # HMMA at D 128 (the narrow tile spreads them: 16 + 16 a warp);
+            # its TMA loads; no spill
+            [ -z "$(awk '$2 != 128 || $3 == 0 || $4 > 0' "$tmp/slf.txt")" ] || sl_ok=0
+        fi
+    fi
+done
+if [ $sl_ok -eq 1 ]; then
+    report OK test_split_slices_build "$summary"
+else
+    report FAILED test_split_slices_build "want two sliced hop_split_kernel instances (128 HMMA, UTMALDG, no local memory) and four flash_split_kernel instances (HMMA); $summary"
     status=1
 fi
 exit $status
