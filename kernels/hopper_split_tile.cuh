@@ -81,7 +81,10 @@ __device__ __forceinline__ void hop_split_tile(const flash_args &a, uint8_t *sme
     if (r0 >= nrows || (int64_t)split * OPP__SPLIT_KEYS >= lkv) {
         return; /* uniform; not reached: the producer hands out items with blocks */
     }
-    /* the split tile's key range and masks, for the same rows */
+    /* the split tile's key range and masks, for the same rows: the narrow
+     * tile's lines (kernels/flash_split_narrow.cuh). A helper shared by
+     * both changed the narrow tile's machine code (tools/sass_diff.sh,
+     * fortieth session), which was measured as it stands */
     const bool causal = a.is_causal != 0;
     const int32_t kend_tile = flash_key_end(causal, (nrows - 1) / g, lq, lkv);
     const int32_t kfull = flash_key_end(causal, r0 / g, lq, lkv); /* visible to every row */
