@@ -236,18 +236,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
     if constexpr (SLICED) {
 #pragma unroll
         for (int i = 0; i < C::MT; ++i) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                af[i][h] = -INFINITY;
-                al[i][h] = 0.0f;
-            }
-#pragma unroll
-            for (int n = 0; n < C::DB / 8; ++n) {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    ao[i][n][e] = 0.0f; /* a row no slice reaches stores zeros */
-                }
-            }
+            flash_slice_start(ao[i], af[i], al[i]);
         }
     }
     /* the block after j: the split's slice order (kernels/split_rule.h), else j + 1 */
@@ -407,23 +396,7 @@ __device__ __forceinline__ void flash_tile(const flash_args &a, uint16_t *sq, ui
             if (opp__split_slice_ends(j, je)) { /* j ends its slice: fold, reset */
 #pragma unroll
                 for (int i = 0; i < C::MT; ++i) {
-                    float fs[2], ls[2];
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        fs[h] = m[i][h] == -INFINITY ? -INFINITY : f[i][h];
-                        ls[h] = flash_quad_sum(l[i][h]);
-                        m[i][h] = -INFINITY;
-                        f[i][h] = 0.0f;
-                        l[i][h] = 0.0f;
-                    }
-                    flash_slice_fold(ao[i], af[i], al[i], o[i], fs, ls);
-#pragma unroll
-                    for (int n = 0; n < C::DB / 8; ++n) {
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) {
-                            o[i][n][e] = 0.0f;
-                        }
-                    }
+                    flash_slice_end(ao[i], af[i], al[i], o[i], m[i], f[i], l[i]);
                 }
             }
         }

@@ -187,15 +187,9 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
     }
     /* (OPP__SPLIT_SLICES > 1) the fold of the slices so far: O by column
      * quarter, the frame in every warp, the sum in warp 0 */
-    float ao[2 * L::NQ][4], af[2] = {-INFINITY, -INFINITY}, al[2] = {0.0f, 0.0f};
+    float ao[2 * L::NQ][4], af[2], al[2];
     if constexpr (SLICED) {
-#pragma unroll
-        for (int n = 0; n < 2 * L::NQ; ++n) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                ao[n][e] = 0.0f; /* a row no slice reaches stores zeros */
-            }
-        }
+        flash_slice_start(ao, af, al);
     }
     const float sl = a.cap_log2 != 0.0f ? 1.0f : a.scale_log2;
     const uint32_t k_lane =
@@ -359,26 +353,8 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
             ++ring->n;
         }
         if constexpr (SLICED) {
-            if (opp__split_slice_ends(j, je)) {
-                /* j ends its slice: fold it (flash_slice_fold, the split
-                 * tile's steps), reset */
-                float fs[2], ls[2];
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    fs[h] = m[h] == -INFINITY ? -INFINITY : f[h];
-                    ls[h] = flash_quad_sum(l[h]);
-                    m[h] = -INFINITY;
-                    f[h] = 0.0f;
-                    l[h] = 0.0f;
-                }
-                flash_slice_fold(ao, af, al, o, fs, ls);
-#pragma unroll
-                for (int n = 0; n < 2 * L::NQ; ++n) {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        o[n][e] = 0.0f;
-                    }
-                }
+            if (opp__split_slice_ends(j, je)) { /* j ends its slice: fold, reset */
+                flash_slice_end(ao, af, al, o, m, f, l);
             }
         }
     }

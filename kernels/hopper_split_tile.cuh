@@ -222,14 +222,8 @@ __device__ __forceinline__ void hop_split_tile(const flash_args &a, uint8_t *sme
     /* the fold of slices 0 .. 3, this warp's quarter of the column groups */
     constexpr int NW8 = N8 / OPP__SPLIT_SLICES;
     const int nw0 = warp * NW8;
-    float ao[NW8][4], af[2] = {-INFINITY, -INFINITY}, al[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int n = 0; n < NW8; ++n) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            ao[n][e] = 0.0f; /* a row no slice reaches stores zeros */
-        }
-    }
+    float ao[NW8][4], af[2], al[2];
+    flash_slice_start(ao, af, al);
 #pragma unroll
     for (int sc = 0; sc < OPP__SPLIT_SLICES; ++sc) {
         float os[NW8][4], fs[2], ls[2];

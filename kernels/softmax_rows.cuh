@@ -240,6 +240,52 @@ __device__ __forceinline__ void flash_slice_fold(float (&o)[N8][4], float (&F)[2
     }
 }
 
+/* The fold's state before its first slice (flash_slice_fold): frame -inf,
+ * sum 0, O 0 (a row no slice reaches stores zeros). */
+template <int N8>
+__device__ __forceinline__ void flash_slice_start(float (&o)[N8][4], float (&F)[2], float (&L)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        F[h] = -INFINITY;
+        L[h] = 0.0f;
+    }
+#pragma unroll
+    for (int n = 0; n < N8; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            o[n][e] = 0.0f;
+        }
+    }
+}
+
+/* A slice's last block done (the split tile and the cp.async narrow tile,
+ * which run the slices in turn): the slice's frame (-inf for a row that
+ * saw no key) and sum over the quad folded into (ao, F, L) by
+ * flash_slice_fold, then the online softmax's state m, f, l and O reset
+ * for the next slice. */
+template <int N8>
+__device__ __forceinline__ void flash_slice_end(float (&ao)[N8][4], float (&F)[2], float (&L)[2],
+                                                float (&o)[N8][4], float (&m)[2], float (&f)[2],
+                                                float (&l)[2]) {
+    float fs[2], ls[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        fs[h] = m[h] == -INFINITY ? -INFINITY : f[h];
+        ls[h] = flash_quad_sum(l[h]);
+        m[h] = -INFINITY;
+        f[h] = 0.0f;
+        l[h] = 0.0f;
+    }
+    flash_slice_fold(ao, F, L, o, fs, ls);
+#pragma unroll
+    for (int n = 0; n < N8; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            o[n][e] = 0.0f;
+        }
+    }
+}
+
 /* A row's 1 / l (0 for l = 0: a row that saw no key stores zeros). */
 __device__ __forceinline__ float flash_row_inv(float sum) {
     return sum > 0.0f ? 1.0f / sum : 0.0f;
