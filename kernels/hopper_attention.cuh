@@ -115,9 +115,10 @@
 
 // --- the kernel
 
-/* grid.x blocks claim the items (hop_claim); rec: the guard record, read
- * first, whose work_next (work_next_wide: the D 64 pair's wide launch) is
- * the claim counter. PROBE: the instance for split decode batches
+/* grid.x blocks claim the items (hop_claim); rec: the guard record, whose
+ * work_next (work_next_wide: the D 64 pair's wide launch) is the claim
+ * counter, read before any tensor (with C::GUARD_PDL after the
+ * block's set-up and griddepcontrol.wait). PROBE: the instance for split decode batches
  * (kernels/hopper_sort_rule.h, opp__hop_wants_probe), whose blocks first
  * look for a sequence with tokens of this launch (hop_any_tokens) and
  * leave when none has any, instead of claiming every (sequence, kv head)
@@ -129,11 +130,23 @@ template <int DT, class C, bool PROBE = false>
 static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
                             opp__guard_record_t *rec) {
-    /* the split launch after this one may start now, on the SMs this
-     * launch's blocks leave (kernels/flash_attention.cuh, PDL) */
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    if (rec->code != OPP_STATUS_SUCCESS) {
-        return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
+    /* C::GUARD_PDL: the launch may be the guard's programmatic dependent
+     * (hopper_enqueue), so the record is read only after griddepcontrol.wait
+     * (a no-op after an ordinary launch); the set-up below, which reads
+     * only the caller's lengths, runs under the guard, except in the probe
+     * instance, whose blocks mostly leave at once. The split launch after
+     * this one may start once every block has passed that point (its
+     * blocks read the record and claim from it without a wait), on the SMs
+     * this launch's blocks leave (kernels/flash_attention.cuh, PDL) */
+    constexpr bool RECORD_FIRST = !C::GUARD_PDL || PROBE;
+    if constexpr (RECORD_FIRST) {
+        if constexpr (C::GUARD_PDL) {
+            asm volatile("griddepcontrol.wait;" ::: "memory");
+        }
+        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+        if (rec->code != OPP_STATUS_SUCCESS) {
+            return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
+        }
     }
     if constexpr (PROBE) {
         if (!hop_any_tokens<C>(a)) {
@@ -186,6 +199,13 @@ static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
             : NULL;
     hop_fence_proxy_async();
     __syncthreads();
+    if constexpr (!RECORD_FIRST) {
+        asm volatile("griddepcontrol.wait;" ::: "memory"); /* the guard's end and record */
+        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+        if (rec->code != OPP_STATUS_SUCCESS) {
+            return; /* uniform: bad cu_seqlens / nonpad, touch nothing */
+        }
+    }
 
     const int wg = tid / 128;
     if (wg == 0) {

@@ -185,6 +185,11 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * slower on the D 64 / 128 / 256 sweep cases (bench/RESULTS.md,
      * twenty-third session), hence 0 */
     static constexpr bool SOFTMAX_FIRST = OPP__HOPPER_SOFTMAX_FIRST != 0;
+    /* the first launch of a call is the guard's programmatic dependent
+     * (OPP__HOPPER_GUARD_PDL, kernels/kernel_list.h); not at DB 64, where
+     * even a griddepcontrol.wait before the record's read made ptxas
+     * serialise the wgmma pipeline (C7511, hop_cfg<64, 128, 2>) */
+    static constexpr bool GUARD_PDL = OPP__HOPPER_GUARD_PDL != 0 && DB_ > 64;
     static_assert(DB_ % 64 == 0 && BN_ % 16 == 0 && BN_ <= 256, "whole panels and k16 steps");
     static_assert(STAGES == 2 || STAGES == 4, "a power of two, <= 4 (the mbarrier area)");
     static_assert(SMEM_BYTES == OPP__HOPPER_SMEM_BYTES(DB_, BM, BN_), "kernel_list.h formula");

@@ -39,11 +39,14 @@ template <int DB> static void hop_trace_dump(void) {
  * SMs) blocks of C::THREADS threads, items = ceil(max_seqlen_q / (BM / G))
  * * B * Hkv, C::SMEM_BYTES of dynamic shared memory, running the sequences
  * of a.hop_class; the tensor maps are encoded here, on the host, per call
- * (no stream work: safe under graph capture). *launched: whether it
- * launched (no item: no launch). */
+ * (no stream work: safe under graph capture). after_guard: the guard's
+ * launch is the one before on `stream`: with C::GUARD_PDL this launch is
+ * its programmatic dependent (the kernel waits for the guard before it
+ * reads the record). *launched: whether it launched (no
+ * item: no launch). */
 template <int DT, class C>
 static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__guard_record_t *rec,
-                                   struct CUstream_st *stream, bool *launched) {
+                                   struct CUstream_st *stream, bool after_guard, bool *launched) {
     const int32_t bmt = C::BM / a.g;
     a.n_mb = ((int64_t)p->max_seqlen_q + bmt - 1) / bmt;
     a.items = a.n_mb * a.batch * a.hkv;
@@ -111,7 +114,12 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
         }
     }
     OPP_TRY(flash_smem_once((const void *)kernel, C::SMEM_BYTES, set));
-    kernel<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
+    if (C::GUARD_PDL && after_guard) {
+        OPP_TRY(
+            flash_launch_dependent(kernel, grid, C::THREADS, C::SMEM_BYTES, stream, maps, a, rec));
+    } else {
+        kernel<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)stream>>>(maps, a, rec);
+    }
     OPP_CUDA_TRY(cudaGetLastError());
 #if OPP__HOPPER_TRACE
     static bool dump_set;
@@ -144,7 +152,7 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
     if (flash_all_split(a, p)) {
         /* every row splits (OPP__SPLIT_ALL_KV, a decode batch): no launch here */
     } else if constexpr (W::BM == C::BM) {
-        OPP_TRY((hopper_enqueue<DT, C>(a, p, rec, stream, &launched)));
+        OPP_TRY((hopper_enqueue<DT, C>(a, p, rec, stream, true, &launched)));
     } else {
         static_assert(W::DB == C::DB && W::BM >= C::BM &&
                           W::SMEM_BYTES + 1024 <= C::BLOCKS_PER_SM * (C::SMEM_BYTES + 1024),
@@ -152,10 +160,10 @@ hopper_launch(const opp__problem_t *p, const opp__plan_t *plan, struct CUstream_
                       "blocks' shared memory, when it runs two an SM), G <= BM");
         if (hop_takes_wide(p->max_seqlen_kv)) {
             a.hop_class = 2;
-            OPP_TRY((hopper_enqueue<DT, W>(a, p, rec, stream, &launched)));
+            OPP_TRY((hopper_enqueue<DT, W>(a, p, rec, stream, true, &launched)));
         }
-        a.hop_class = 1;
-        OPP_TRY((hopper_enqueue<DT, C>(a, p, rec, stream, &launched)));
+        a.hop_class = 1; /* after the wide launch, an ordinary launch */
+        OPP_TRY((hopper_enqueue<DT, C>(a, p, rec, stream, !launched, &launched)));
         a.hop_class = 0;
     }
     if (a.split_on) {

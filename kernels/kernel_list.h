@@ -436,6 +436,16 @@
 #ifndef OPP__SPLIT_GUARD_PDL
 #define OPP__SPLIT_GUARD_PDL 0
 #endif
+/* 1 (default): on SM 90, from DB 128, the Hopper kernel's first launch of a call is the
+ * guard's programmatic dependent (PDL), as the portable kernel's is: its
+ * blocks start while the guard runs, set up their shared memory, barriers
+ * and sequence order (reading only the caller's cu_seqlens / nonpad), and
+ * wait (griddepcontrol.wait) for the guard's end and record before they
+ * read the record; the probe instance waits before its probe. 0: an
+ * ordinary launch after the guard, the record read first. The same bits. */
+#ifndef OPP__HOPPER_GUARD_PDL
+#define OPP__HOPPER_GUARD_PDL 1
+#endif
 /* The slices of a split (kernels/split_rule.h opp__split_next_block):
  * 1 (default): a split's key blocks run in ascending order, one online
  * softmax over them. 4: slice s of a split holds its blocks jb + s, jb + s
