@@ -6,7 +6,7 @@
  * time over flat's, blocks an SM) and a summary line; exit 0 when every
  * case checked, 1 when one did not, 2 on a usage error.
  *   read_ceiling [--workloads PATH] [--only NAME] [--reps N] [--warmup N]
- *                [--case SPEC]...   SPEC: flat | cpasync:ROWS:STAGES |
+ *                [--flush-mib N] [--case SPEC]...   SPEC: flat | cpasync:ROWS:STAGES |
  *                                         tma:ROWS:STAGES[:persistent]
  */
 #include <stdio.h>
@@ -27,13 +27,15 @@ static const rc_case_t rc_default_cases[] = {
 
 static void rc_usage(FILE *f) {
     fprintf(f, "usage: read_ceiling [--workloads PATH] [--only NAME] [--reps N] [--warmup N]\n"
-               "                    [--case SPEC]...\n"
+               "                    [--flush-mib N] [--case SPEC]...\n"
                "  --workloads PATH  workload file (default $OPP_WORKLOADS, else\n"
                "                    ../shared/bench/workloads.json from the repo root)\n"
                "  --only NAME       the workload whose K and V are read (default decode_gqa_bf16;\n"
                "                    16-bit, D a multiple of 64 up to 256)\n"
                "  --reps N          timed runs a case, median reported (default 20)\n"
                "  --warmup N        untimed runs before them (default 3)\n"
+               "  --flush-mib N     MiB written before each run, untimed, so that L2 holds\n"
+               "                    none of K and V (default 256, as oppbench; 0: none)\n"
                "  --case SPEC       flat | cpasync:ROWS:STAGES | tma:ROWS:STAGES[:persistent]\n"
                "                    (ROWS 32, 64, 128; STAGES 2 .. 8; cpasync builds 32x2, 32x4,\n"
                "                    64x2, 64x3, 64x4, 128x2); repeatable; default: eleven cases\n"
@@ -82,7 +84,7 @@ static int rc_int_arg(const char *opt, const char *v, int lo, int *out) {
 
 int main(int argc, char **argv) {
     const char *path = NULL, *only = "decode_gqa_bf16";
-    int reps = 20, warmup = 3, ncases = 0;
+    int reps = 20, warmup = 3, ncases = 0, flush_mib = 256;
     rc_case_t cases[RC_MAX_CASES];
     for (int i = 1; i < argc; ++i) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -99,6 +101,10 @@ int main(int argc, char **argv) {
             }
         } else if (strcmp(argv[i], "--warmup") == 0) {
             if (rc_int_arg("--warmup", v, 0, &warmup) != 0) {
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--flush-mib") == 0) {
+            if (rc_int_arg("--flush-mib", v, 0, &flush_mib) != 0) {
                 return 2;
             }
         } else if (strcmp(argv[i], "--case") == 0 && v != NULL) {
@@ -155,14 +161,20 @@ int main(int argc, char **argv) {
         opp_workloads_free(&set);
         return 2;
     }
+    if (rc_gpu_set_flush(g, (size_t)flush_mib << 20, err, sizeof err) != 0) {
+        fprintf(stderr, "read_ceiling: --flush-mib %d: %s\n", flush_mib, err);
+        rc_gpu_close(g);
+        opp_workloads_free(&set);
+        return 2;
+    }
     const int64_t keys = rc_total_keys(&shape);
     const uint64_t words = (uint64_t)keys * (uint64_t)shape.hkv * (uint64_t)shape.d / 2;
     const double bytes = 2.0 * (double)words * 4.0;
     const uint64_t expect = rc_expected_sum(words, 0) + rc_expected_sum(words, 1);
     printf("read_ceiling: %s on %s: %.4f GB of K and V (B %d, Hkv %d, D %d, %lld keys), "
-           "%lld items of %d keys; %d timed runs a case after %d\n",
+           "%lld items of %d keys; %d timed runs a case after %d, each after %d MiB written\n",
            w->name, rc_gpu_name(g), bytes * 1e-9, shape.batch, shape.hkv, shape.d, (long long)keys,
-           (long long)rc_items(&shape, OPP__SPLIT_KEYS), OPP__SPLIT_KEYS, reps, warmup);
+           (long long)rc_items(&shape, OPP__SPLIT_KEYS), OPP__SPLIT_KEYS, reps, warmup, flush_mib);
     printf("%-26s %9s %8s %8s %10s %s\n", "case", "ms", "TB/s", "/flat", "blocks/SM", "check");
     int bad = 0, good = 0;
     double flat_ms = 0.0;

@@ -263,6 +263,8 @@ struct rc_gpu {
     uint16_t *k, *v;
     int32_t *cu;
     unsigned long long *sum;
+    void *flush; /* rc_gpu_set_flush: written before every run, NULL: none */
+    size_t flush_bytes;
     int sms;
     char name[256];
     cudaStream_t stream;
@@ -441,6 +443,9 @@ extern "C" int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int3
     }
     std::vector<float> ms((size_t)reps);
     for (int32_t i = 0; i < warmup + reps; ++i) {
+        if (g->flush != NULL) { /* L2 holds none of K and V (untimed) */
+            RC_CUDA(cudaMemsetAsync(g->flush, i & 0xFF, g->flush_bytes, g->stream));
+        }
         RC_CUDA(cudaMemsetAsync(g->sum, 0, 2 * sizeof(unsigned long long), g->stream));
         RC_CUDA(cudaEventRecord(g->e0, g->stream));
         if (rc_launch(g, c, &mk, &mv, &bps, err, err_size) != 0) {
@@ -458,6 +463,18 @@ extern "C" int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int3
     return 0;
 }
 
+extern "C" int rc_gpu_set_flush(rc_gpu_t *g, size_t bytes, char *err, size_t err_size) {
+    if (g->flush != NULL) {
+        RC_CUDA(cudaFree(g->flush));
+        g->flush = NULL;
+    }
+    g->flush_bytes = bytes;
+    if (bytes > 0) {
+        RC_CUDA(cudaMalloc(&g->flush, bytes));
+    }
+    return 0;
+}
+
 extern "C" const char *rc_gpu_name(const rc_gpu_t *g) {
     return g->name;
 }
@@ -470,6 +487,7 @@ extern "C" void rc_gpu_close(rc_gpu_t *g) {
     cudaFree(g->v);
     cudaFree(g->cu);
     cudaFree(g->sum);
+    cudaFree(g->flush);
     if (g->e0 != NULL) {
         cudaEventDestroy(g->e0);
     }
