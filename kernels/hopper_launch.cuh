@@ -114,7 +114,10 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
         }
     }
     OPP_TRY(flash_smem_once((const void *)kernel, C::SMEM_BYTES, set));
-    if (C::GUARD_PDL && after_guard) {
+    /* the guard's dependent: a decode batch's probe launch, or a launch
+     * with no split launch after it (with one, prefill_gqa_causal_bf16 ran
+     * 0.6 % slower on an H100, bench/RESULTS.md, forty-first session) */
+    if (C::GUARD_PDL && after_guard && (kernel != hopper_attention_kernel<DT, C> || !a.split_on)) {
         OPP_TRY(
             flash_launch_dependent(kernel, grid, C::THREADS, C::SMEM_BYTES, stream, maps, a, rec));
     } else {
