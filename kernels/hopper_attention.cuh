@@ -117,30 +117,30 @@
 
 /* grid.x blocks claim the items (hop_claim); rec: the guard record, whose
  * work_next (work_next_wide: the D 64 pair's wide launch) is the claim
- * counter, read before any tensor (with C::GUARD_PDL after the
- * block's set-up and griddepcontrol.wait). PROBE: the instance for split decode batches
- * (kernels/hopper_sort_rule.h, opp__hop_wants_probe), whose blocks first
- * look for a sequence with tokens of this launch (hop_any_tokens) and
- * leave when none has any, instead of claiming every (sequence, kv head)
- * pair; its own instance, so that the other's machine code is the one
- * measured without it (the probe's code changed ptxas's schedule of the
- * consumers: prefill_gqa_causal_bf16 2.5 % slower, bench/RESULTS.md,
- * thirty-eighth session). */
-template <int DT, class C, bool PROBE = false>
+ * counter, read before any tensor. PROBE: the instance for split decode
+ * batches (kernels/hopper_sort_rule.h, opp__hop_wants_probe), whose blocks
+ * first look for a sequence with tokens of this launch (hop_any_tokens)
+ * and leave when none has any, instead of claiming every (sequence, kv
+ * head) pair; its own instance, so that the other's machine code is the
+ * one measured without it (the probe's code changed ptxas's schedule of
+ * the consumers: prefill_gqa_causal_bf16 2.5 % slower, bench/RESULTS.md,
+ * thirty-eighth session). GPDL: the instance launched as the guard's
+ * programmatic dependent (C::GUARD_PDL, hopper_enqueue): its blocks set up
+ * shared memory, barriers and the sequence order (reading only the
+ * caller's lengths) while the guard runs, then wait for the guard's end
+ * and record (griddepcontrol.wait) before they read the record; the probe
+ * instance (with C::GUARD_PDL) waits first. The launch after this one (the
+ * split launch, a programmatic dependent) may start once every block has
+ * passed that point (its blocks read the record and claim from it without
+ * a wait of their own), on the SMs this launch's blocks leave. Without
+ * GPDL or PROBE the machine code is the one measured before the switch. */
+template <int DT, class C, bool PROBE = false, bool GPDL = false>
 static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
                             opp__guard_record_t *rec) {
-    /* C::GUARD_PDL: the launch may be the guard's programmatic dependent
-     * (hopper_enqueue), so the record is read only after griddepcontrol.wait
-     * (a no-op after an ordinary launch); the set-up below, which reads
-     * only the caller's lengths, runs under the guard, except in the probe
-     * instance, whose blocks mostly leave at once. The split launch after
-     * this one may start once every block has passed that point (its
-     * blocks read the record and claim from it without a wait), on the SMs
-     * this launch's blocks leave (kernels/flash_attention.cuh, PDL) */
-    constexpr bool RECORD_FIRST = !C::GUARD_PDL || PROBE;
-    if constexpr (RECORD_FIRST) {
-        if constexpr (C::GUARD_PDL) {
+    static_assert(!(PROBE && GPDL) && (!GPDL || C::GUARD_PDL), "one of the instances");
+    if constexpr (!GPDL) {
+        if constexpr (PROBE && C::GUARD_PDL) {
             asm volatile("griddepcontrol.wait;" ::: "memory");
         }
         asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -199,7 +199,7 @@ static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
             : NULL;
     hop_fence_proxy_async();
     __syncthreads();
-    if constexpr (!RECORD_FIRST) {
+    if constexpr (GPDL) {
         asm volatile("griddepcontrol.wait;" ::: "memory"); /* the guard's end and record */
         asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
         if (rec->code != OPP_STATUS_SUCCESS) {

@@ -102,22 +102,34 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
     sort_in.max_seqlen_kv = p->max_seqlen_kv;
     a.hop_sort = C::PERSISTENT && opp__hop_wants_sort(&sort_in) ? 1 : 0;
     /* the probe instance (from D 128: at D 64 the probe made ptxas
-     * serialise the wgmma pipeline, C7511) for split decode batches */
-    static int smem_set[OPP__DEVICE_CACHE_SLOTS], smem_set_probe[OPP__DEVICE_CACHE_SLOTS];
+     * serialise the wgmma pipeline, C7511) for split decode batches; with
+     * C::GUARD_PDL the guard's dependent, as is the GPDL instance for a
+     * launch with no split launch after it (prefill_gqa_causal_bf16, whose
+     * split rows follow, ran 0.6 % slower as the guard's dependent on an
+     * H100, bench/RESULTS.md, forty-first session: it keeps the ordinary
+     * launch and machine code) */
+    static int smem_set[OPP__DEVICE_CACHE_SLOTS], smem_set_probe[OPP__DEVICE_CACHE_SLOTS],
+        smem_set_pdl[OPP__DEVICE_CACHE_SLOTS];
     void (*kernel)(const hop_maps, const flash_args, opp__guard_record_t *) =
         hopper_attention_kernel<DT, C>;
     int *set = smem_set;
+    bool pdl = false;
     if constexpr (C::DB > 64 && C::PERSISTENT) {
         if (opp__hop_wants_probe(&sort_in)) {
             kernel = hopper_attention_kernel<DT, C, true>;
             set = smem_set_probe;
+            pdl = C::GUARD_PDL && after_guard;
+        }
+    }
+    if constexpr (C::GUARD_PDL) {
+        if (!pdl && after_guard && !a.split_on) {
+            kernel = hopper_attention_kernel<DT, C, false, true>;
+            set = smem_set_pdl;
+            pdl = true;
         }
     }
     OPP_TRY(flash_smem_once((const void *)kernel, C::SMEM_BYTES, set));
-    /* the guard's dependent: a decode batch's probe launch, or a launch
-     * with no split launch after it (with one, prefill_gqa_causal_bf16 ran
-     * 0.6 % slower on an H100, bench/RESULTS.md, forty-first session) */
-    if (C::GUARD_PDL && after_guard && (kernel != hopper_attention_kernel<DT, C> || !a.split_on)) {
+    if (pdl) {
         OPP_TRY(
             flash_launch_dependent(kernel, grid, C::THREADS, C::SMEM_BYTES, stream, maps, a, rec));
     } else {

@@ -436,13 +436,23 @@
 #ifndef OPP__SPLIT_GUARD_PDL
 #define OPP__SPLIT_GUARD_PDL 0
 #endif
-/* 1 (default): on SM 90, from DB 128, the Hopper kernel's first launch of a call is the
- * guard's programmatic dependent (PDL), as the portable kernel's is: its
- * blocks start while the guard runs, set up their shared memory, barriers
- * and sequence order (reading only the caller's cu_seqlens / nonpad), and
- * wait (griddepcontrol.wait) for the guard's end and record before they
- * read the record; the probe instance waits before its probe. 0: an
- * ordinary launch after the guard, the record read first. The same bits. */
+/* 1 (default): on SM 90, from DB 128, the Hopper kernel's launch is the
+ * guard's programmatic dependent (PDL), as the portable kernel's is, when
+ * it is a decode batch's probe launch or has no split launch after it: its
+ * blocks start while the guard runs (the GPDL instance sets up its shared
+ * memory, barriers and sequence order meanwhile, reading only the caller's
+ * lengths; the probe waits first), wait (griddepcontrol.wait) for the
+ * guard's end and record, and only then let the split launch after them
+ * start (kernels/hopper_attention.cuh). A launch with a split launch after
+ * it keeps the ordinary launch and its machine code. 0: every launch
+ * ordinary, the record read first (the machine code before the switch).
+ * The same bits. Measured on an H100 (bench/RESULTS.md, forty-first
+ * session) with every first launch the guard's dependent: time down
+ * 10.3 % on decode_g4_b1_kv1024, 10.7 % on decode_g4_b8_kv4096, 2.3 % on
+ * decode_gqa_bf16, 2.9 % on decode_g1_b1_kv1024, 0.8-1.6 % on
+ * short_many_causal_bf16, 0.9 % on softcap_hd256_bf16, but up 0.5-0.7 %
+ * on prefill_gqa_causal_bf16 (whose split rows follow): hence the rule
+ * above. Not at DB 64 (C7511). */
 #ifndef OPP__HOPPER_GUARD_PDL
 #define OPP__HOPPER_GUARD_PDL 1
 #endif

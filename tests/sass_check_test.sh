@@ -6,9 +6,12 @@
 #                             kernels/kernel_list.h's SM 90 rows is there,
 #                             as sm_90a code: f16 and bf16 x (D 64 BM 128,
 #                             D 64 BM 192 (the wide configuration), D 128,
-#                             D 256) = 8 functions, and the split decode
+#                             D 256) = 8 functions, the split decode
 #                             batches' probe instances of D 128 and D 256
-#                             (kernels/hopper_attention.cuh, PROBE) = 12
+#                             (kernels/hopper_attention.cuh, PROBE) = 12,
+#                             and with OPP__HOPPER_GUARD_PDL 1 (kernel_list.h's
+#                             default) the guard's dependents of D 128 and
+#                             D 256 (GPDL) = 16
 #   test_hopper_wgmma_tma     each of them issues HGMMA (wgmma) and UTMALDG
 #                             (TMA loads); those of D <= 128 UTMASTG too (the
 #                             O tile's TMA store)
@@ -77,19 +80,20 @@
 #
 #   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O
 #       WS_OVERLAP_O WS_QREG_O WS_SACC2_O WS_NC3_O HOPPER_BM64_O SLICES_HOPPER_O
-#       SLICES_FAST_O
+#       SLICES_FAST_O KERNEL_LIST_H
 #   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
 #   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o,
 #   tf32x3_ws_overlap_tf32x3_d64.o, tf32x3_ws_qreg_tf32x3_d64.o,
 #   tf32x3_ws_sacc2_tf32x3_d64.o, tf32x3_ws_nc2_tf32x3_d64.o,
 #   hopper_d64_bm64_hopper_d64.o, hopper_split_slices_hopper_d128.o and
-#   fast_split_slices_flash_d128.o)
+#   fast_split_slices_flash_d128.o; kernels/kernel_list.h, whose
+#   OPP__HOPPER_GUARD_PDL default sets the instances expected)
 set -u
 
 finder=$1
 shift
 lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2="" ws_nc2="" bm64=""
-sl_hop="" sl_fast=""
+sl_hop="" sl_fast="" klist=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
@@ -103,6 +107,7 @@ for f in "$@"; do
     */hopper_d64_bm64_hopper_d64.o) [ -n "$bm64" ] || bm64=$f ;;
     */hopper_split_slices_hopper_d128.o) [ -n "$sl_hop" ] || sl_hop=$f ;;
     */fast_split_slices_flash_d128.o) [ -n "$sl_fast" ] || sl_fast=$f ;;
+    */kernel_list.h) [ -n "$klist" ] || klist=$f ;;
     esac
 done
 cases=(test_hopper_instances test_hopper_wgmma_tma test_hopper_no_local
@@ -159,25 +164,33 @@ hopper_counts() {
 hopper_counts "$tmp/sass.txt" hopper_attention_kernel >"$tmp/funcs.txt"
 
 status=0
-# 1. the twelve instances: hop_cfg<DB, BN, NC> for DT 10 (f16) and 16 (bf16),
-# each with PROBE false (Lb0), and from D 128 with PROBE true (Lb1: the
-# split decode batches' instance)
+# 1. the instances: hop_cfg<DB, BN, NC> for DT 10 (f16) and 16 (bf16),
+# each <PROBE, GPDL> = <false, false> (Lb0ELb0), and from D 128 the split
+# decode batches' probe <true, false> (Lb1ELb0) and, with
+# OPP__HOPPER_GUARD_PDL 1 (kernel_list.h's default), the guard's dependent
+# <false, true> (Lb0ELb1)
+gpdl=$(sed -n 's/^#define OPP__HOPPER_GUARD_PDL \([01]\)$/\1/p' "${klist:-/dev/null}")
 want=""
 for dt in 10 16; do
     for cfg in "Li64ELi128ELi2E" "Li64ELi96ELi3E" "Li128ELi128ELi2E" "Li256ELi64ELi2E"; do
-        probes="0"
-        case $cfg in Li64E*) ;; *) probes="0 1" ;; esac
-        for pr in $probes; do
-            want="$want _Z23hopper_attention_kernelILi${dt}E7hop_cfgI${cfg}ELb${pr}EEv8hop_maps10flash_argsP17opp__guard_record"
+        kinds="0ELb0"
+        case $cfg in Li64E*) ;; *) kinds="0ELb0 1ELb0" ;; esac
+        case $cfg in Li64E*) ;; *) [ "$gpdl" = 1 ] && kinds="$kinds 0ELb1" ;; esac
+        for k in $kinds; do
+            want="$want _Z23hopper_attention_kernelILi${dt}E7hop_cfgI${cfg}ELb${k}EEv8hop_maps10flash_argsP17opp__guard_record"
         done
     done
 done
+nwant=$(echo $want | wc -w)
 missing=""
 for w in $want; do
     grep -q "^$w " "$tmp/funcs.txt" || missing="$missing $w"
 done
-if [ -z "$missing" ] && [ "$(wc -l <"$tmp/funcs.txt")" -eq 12 ]; then
-    report OK test_hopper_instances "12 hopper_attention_kernel instances in sm_90a code"
+if [ -z "$gpdl" ]; then
+    report FAILED test_hopper_instances "no '#define OPP__HOPPER_GUARD_PDL 0|1' in kernel_list.h (${klist:-not among the arguments})"
+    status=1
+elif [ -z "$missing" ] && [ "$(wc -l <"$tmp/funcs.txt")" -eq "$nwant" ]; then
+    report OK test_hopper_instances "$nwant hopper_attention_kernel instances in sm_90a code"
 else
     report FAILED test_hopper_instances "missing:${missing:- none}; found:
 $(cat "$tmp/funcs.txt")"
@@ -226,8 +239,8 @@ awk '/Function : / { f = $3; hop = (f ~ /hopper_attention_kernel/); st = 0; next
     sort >"$tmp/steps.txt"
 summary="each step's MUFU.EX2 before / after its wait for P V (name, BPT.TRAP, steps):
 $(cat "$tmp/steps.txt")"
-if [ "$(wc -l <"$tmp/steps.txt")" -ne 12 ]; then
-    report FAILED test_hopper_step_softmax_order "steps not found in all 12 Hopper functions; $summary"
+if [ "$(wc -l <"$tmp/steps.txt")" -ne "$nwant" ]; then
+    report FAILED test_hopper_step_softmax_order "steps not found in all $nwant Hopper functions; $summary"
     status=1
 elif ! awk '$2 > 0 { t = 1 } END { exit !t }' "$tmp/steps.txt"; then
     report SKIPPED test_hopper_step_softmax_order "OPP__HOPPER_SOFTMAX_FIRST is 0 (no BPT.TRAP): ptxas runs the softmax after the wait; $summary"
@@ -369,7 +382,7 @@ else
 $(cat "$tmp/bm64f.txt")"
     [ -z "$(awk '$2 == 0 || $3 == 0 || $4 == 0 || $5 > 0' "$tmp/bm64f.txt")" ] || nc1_ok=0
     for dt in 10 16; do
-        fn="_Z23hopper_attention_kernelILi${dt}E7hop_cfgILi64ELi128ELi1EELb0EEv8hop_maps10flash_argsP17opp__guard_record"
+        fn="_Z23hopper_attention_kernelILi${dt}E7hop_cfgILi64ELi128ELi1EELb0ELb0EEv8hop_maps10flash_argsP17opp__guard_record"
         grep -q "^$fn " "$tmp/bm64f.txt" || {
             summary="$summary
 (no hop_cfg<64, 128, 1> instance of dtype $dt)"
