@@ -6,8 +6,8 @@
  * time over flat's, blocks an SM) and a summary line; exit 0 when every
  * case checked, 1 when one did not, 2 on a usage error.
  *   read_ceiling [--workloads PATH] [--only NAME] [--reps N] [--warmup N]
- *                [--flush-mib N] [--case SPEC]...   SPEC: flat | cpasync:ROWS:STAGES |
- *                                         tma:ROWS:STAGES[:persistent]
+ *                [--flush-mib N] [--split-keys N] [--case SPEC]...
+ *                SPEC: flat | cpasync:ROWS:STAGES | tma:ROWS:STAGES[:persistent]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@ static const rc_case_t rc_default_cases[] = {
 
 static void rc_usage(FILE *f) {
     fprintf(f, "usage: read_ceiling [--workloads PATH] [--only NAME] [--reps N] [--warmup N]\n"
-               "                    [--flush-mib N] [--case SPEC]...\n"
+               "                    [--flush-mib N] [--split-keys N] [--case SPEC]...\n"
                "  --workloads PATH  workload file (default $OPP_WORKLOADS, else\n"
                "                    ../shared/bench/workloads.json from the repo root)\n"
                "  --only NAME       the workload whose K and V are read (default decode_gqa_bf16;\n"
@@ -36,6 +36,8 @@ static void rc_usage(FILE *f) {
                "  --warmup N        untimed runs before them (default 3)\n"
                "  --flush-mib N     MiB written before each run, untimed, so that L2 holds\n"
                "                    none of K and V (default 256, as oppbench; 0: none)\n"
+               "  --split-keys N    keys an item (default OPP__SPLIT_KEYS, the split kernel's;\n"
+               "                    a multiple of 128 up to 100000)\n"
                "  --case SPEC       flat | cpasync:ROWS:STAGES | tma:ROWS:STAGES[:persistent]\n"
                "                    (ROWS 32, 64, 128; STAGES 2 .. 8; cpasync builds 32x2, 32x4,\n"
                "                    64x2, 64x3, 64x4, 128x2); repeatable; default: eleven cases\n"
@@ -84,7 +86,7 @@ static int rc_int_arg(const char *opt, const char *v, int lo, int *out) {
 
 int main(int argc, char **argv) {
     const char *path = NULL, *only = "decode_gqa_bf16";
-    int reps = 20, warmup = 3, ncases = 0, flush_mib = 256;
+    int reps = 20, warmup = 3, ncases = 0, flush_mib = 256, split_keys = OPP__SPLIT_KEYS;
     rc_case_t cases[RC_MAX_CASES];
     for (int i = 1; i < argc; ++i) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -105,6 +107,15 @@ int main(int argc, char **argv) {
             }
         } else if (strcmp(argv[i], "--flush-mib") == 0) {
             if (rc_int_arg("--flush-mib", v, 0, &flush_mib) != 0) {
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--split-keys") == 0) {
+            if (rc_int_arg("--split-keys", v, 128, &split_keys) != 0) {
+                return 2;
+            }
+            if (split_keys % 128 != 0) {
+                fprintf(stderr, "read_ceiling: --split-keys %d: not a multiple of 128\n",
+                        split_keys);
                 return 2;
             }
         } else if (strcmp(argv[i], "--case") == 0 && v != NULL) {
@@ -161,8 +172,10 @@ int main(int argc, char **argv) {
         opp_workloads_free(&set);
         return 2;
     }
-    if (rc_gpu_set_flush(g, (size_t)flush_mib << 20, err, sizeof err) != 0) {
-        fprintf(stderr, "read_ceiling: --flush-mib %d: %s\n", flush_mib, err);
+    if (rc_gpu_set_flush(g, (size_t)flush_mib << 20, err, sizeof err) != 0 ||
+        rc_gpu_set_split_keys(g, split_keys, err, sizeof err) != 0) {
+        fprintf(stderr, "read_ceiling: --flush-mib %d / --split-keys %d: %s\n", flush_mib,
+                split_keys, err);
         rc_gpu_close(g);
         opp_workloads_free(&set);
         return 2;
@@ -174,7 +187,7 @@ int main(int argc, char **argv) {
     printf("read_ceiling: %s on %s: %.4f GB of K and V (B %d, Hkv %d, D %d, %lld keys), "
            "%lld items of %d keys; %d timed runs a case after %d, each after %d MiB written\n",
            w->name, rc_gpu_name(g), bytes * 1e-9, shape.batch, shape.hkv, shape.d, (long long)keys,
-           (long long)rc_items(&shape, OPP__SPLIT_KEYS), OPP__SPLIT_KEYS, reps, warmup, flush_mib);
+           (long long)rc_items(&shape, split_keys), split_keys, reps, warmup, flush_mib);
     printf("%-26s %9s %8s %8s %10s %s\n", "case", "ms", "TB/s", "/flat", "blocks/SM", "check");
     int bad = 0, good = 0;
     double flat_ms = 0.0;

@@ -104,6 +104,11 @@ int rc_gpu_open(const rc_shape_t *s, rc_gpu_t **out, char *err, size_t err_size)
 int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int32_t warmup, int32_t reps,
                rc_result_t *r, char *err, size_t err_size);
 
+/* Items of `keys` keys (a multiple of 128, at least 128) instead of
+ * OPP__SPLIT_KEYS: the read time of a finer split, e.g. a split's keys
+ * spread over several SMs. */
+int rc_gpu_set_split_keys(rc_gpu_t *g, int32_t keys, char *err, size_t err_size);
+
 /* Before each warm-up and timed run of rc_gpu_run, `bytes` of a buffer
  * of their own are written (untimed), so that L2 holds none of K and V and
  * a shape smaller than L2 is read from DRAM; 0: no such write. */

@@ -8,10 +8,11 @@
  *   sum   one uint64 (atomicAdd of each warp's sum)
  *
  * Items, as the split launch (kernels/flash_launch.cuh flash_launch_split):
- * w = (s B + b) Hkv + hk for split s < ceil(max L_kv / OPP__SPLIT_KEYS); an
- * item covers keys [s S, min((s+1) S, L_kv)) of sequence b, kv head hk
- * (none past L_kv: the block returns). sm_90a only (TMA); the program
- * refuses other devices.
+ * w = (s B + b) Hkv + hk for split s < ceil(max L_kv / S), S the split
+ * size (OPP__SPLIT_KEYS, or read_ceiling's --split-keys); an item covers
+ * keys [s S, min((s+1) S, L_kv)) of sequence b, kv head hk (none past
+ * L_kv: the block returns). sm_90a only (TMA); the program refuses other
+ * devices.
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -47,6 +48,7 @@ struct rc_args {
     const uint16_t *k, *v;
     const int32_t *cu;
     int32_t batch, hkv, d;
+    int32_t split_keys; /* keys an item (rc_gpu_set_split_keys) */
     int64_t items;
     unsigned long long *sum;
     unsigned long long *next; /* tma persistent: the next item to claim (zeroed a run) */
@@ -61,12 +63,12 @@ __device__ __forceinline__ bool rc_item(const rc_args &a, int64_t w, int32_t *hk
     const int32_t b = (int32_t)((w % per) / a.hkv);
     *hk = (int32_t)(w % a.hkv);
     const int32_t lkv = a.cu[b + 1] - a.cu[b];
-    const int64_t k0 = s * OPP__SPLIT_KEYS;
+    const int64_t k0 = s * a.split_keys;
     if (k0 >= lkv) {
         return false;
     }
     *row0 = a.cu[b] + k0;
-    *nkeys = (int32_t)(lkv - k0 < OPP__SPLIT_KEYS ? lkv - k0 : OPP__SPLIT_KEYS);
+    *nkeys = (int32_t)(lkv - k0 < a.split_keys ? lkv - k0 : a.split_keys);
     return true;
 }
 
@@ -260,6 +262,7 @@ struct rc_gpu {
     rc_shape_t shape;
     int64_t total_kv, n16; /* keys; 16-byte chunks of each tensor */
     int64_t items;
+    int32_t split_keys;
     uint16_t *k, *v;
     int32_t *cu;
     unsigned long long *sum;
@@ -317,6 +320,7 @@ extern "C" int rc_gpu_open(const rc_shape_t *s, rc_gpu_t **out, char *err, size_
     *out = g;
     g->shape = *s;
     g->total_kv = total;
+    g->split_keys = OPP__SPLIT_KEYS;
     g->items = rc_items(s, OPP__SPLIT_KEYS);
     g->sms = prop.multiProcessorCount;
     snprintf(g->name, sizeof g->name, "%s", prop.name);
@@ -358,6 +362,7 @@ static int rc_launch(rc_gpu_t *g, const rc_case_t *c, const CUtensorMap *mk, con
     a.batch = g->shape.batch;
     a.hkv = g->shape.hkv;
     a.d = g->shape.d;
+    a.split_keys = g->split_keys;
     a.items = g->items;
     a.sum = g->sum;
     a.next = g->sum + 1;
@@ -460,6 +465,17 @@ extern "C" int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int3
     std::sort(ms.begin(), ms.end());
     r->ms =
         reps % 2 ? ms[(size_t)reps / 2] : 0.5 * (ms[(size_t)reps / 2 - 1] + ms[(size_t)reps / 2]);
+    return 0;
+}
+
+extern "C" int rc_gpu_set_split_keys(rc_gpu_t *g, int32_t keys, char *err, size_t err_size) {
+    if (keys < 128 || keys % 128 != 0) {
+        snprintf(err, err_size, "split keys %d: a multiple of 128 (every ROWS), at least 128",
+                 keys);
+        return -1;
+    }
+    g->split_keys = keys;
+    g->items = rc_items(&g->shape, keys);
     return 0;
 }
 
