@@ -77,7 +77,8 @@
 #                            bench_common.py, plot.py; bench/decode_probes.json (speculative
 #                            decoding and chunked prefill); bench/sanitize_workloads.json (the
 #                            full-length shapes of run_all.sh --sanitize-full); timeline.py
-#                            (the summary of libopp_timeline.so's records)
+#                            (the summary of libopp_timeline.so's records);
+#                            bench/small_decode.json (read_ceiling's small-batch decode shapes)
 #   stage/ci_summary.py      the CMocka result parser of tools/ci_summary.py
 #   stage/run_all.sh         copied from tools/gpu_run_all.sh: runs it all there
 #   stage/ab.sh              copied from tools/gpu_ab.sh: this build against the
@@ -365,7 +366,7 @@ for f in workloads.json torch_anchors.py; do
     cp -L "$SHARED/bench/$f" "$STAGE/bench/"
 done
 for f in bench_common.py fa2_accuracy.py fa2_sweep.py compare.py plot.py sanitize_workloads.json \
-    decode_probes.json timeline.py; do
+    decode_probes.json small_decode.json timeline.py; do
     cp bench/$f "$STAGE/bench/"
 done
 cp tools/ci_summary.py "$STAGE/ci_summary.py"
