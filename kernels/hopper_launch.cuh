@@ -40,10 +40,10 @@ template <int DB> static void hop_trace_dump(void) {
  * * B * Hkv, C::SMEM_BYTES of dynamic shared memory, running the sequences
  * of a.hop_class; the tensor maps are encoded here, on the host, per call
  * (no stream work: safe under graph capture). after_guard: the guard's
- * launch is the one before on `stream`: with C::GUARD_PDL this launch is
- * its programmatic dependent (the kernel waits for the guard before it
- * reads the record). *launched: whether it launched (no
- * item: no launch). */
+ * launch is the one before on `stream`, so that with C::GUARD_PDL the probe
+ * launch, or one with no split launch after it, can be the guard's
+ * programmatic dependent (its instance waits for the guard before it reads
+ * the record). *launched: whether it launched (no item: no launch). */
 template <int DT, class C>
 static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__guard_record_t *rec,
                                    struct CUstream_st *stream, bool after_guard, bool *launched) {
