@@ -110,12 +110,12 @@ int main(int argc, char **argv) {
                 return 2;
             }
         } else if (strcmp(argv[i], "--split-keys") == 0) {
+            char err[128];
             if (rc_int_arg("--split-keys", v, 128, &split_keys) != 0) {
                 return 2;
             }
-            if (split_keys % 128 != 0) {
-                fprintf(stderr, "read_ceiling: --split-keys %d: not a multiple of 128\n",
-                        split_keys);
+            if (rc_split_keys_check(split_keys, err, sizeof err) != 0) {
+                fprintf(stderr, "read_ceiling: --split-keys: %s\n", err);
                 return 2;
             }
         } else if (strcmp(argv[i], "--case") == 0 && v != NULL) {

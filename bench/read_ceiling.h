@@ -89,6 +89,10 @@ void rc_case_name(const rc_case_t *c, char *buf, size_t size);
 /* Checks a case's fields; 0, or -1 with a message naming the field. */
 int rc_case_check(const rc_case_t *c, char *err, size_t err_size);
 
+/* Checks a split size for rc_gpu_set_split_keys (a multiple of 128, every
+ * case's ROWS, and at least 128); 0, or -1 with a message naming it. */
+int rc_split_keys_check(int32_t keys, char *err, size_t err_size);
+
 /* GPU side (bench/read_ceiling_gpu.cu); every function returns 0, or -1
  * with a message in err. */
 
@@ -104,9 +108,9 @@ int rc_gpu_open(const rc_shape_t *s, rc_gpu_t **out, char *err, size_t err_size)
 int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int32_t warmup, int32_t reps,
                rc_result_t *r, char *err, size_t err_size);
 
-/* Items of `keys` keys (a multiple of 128, at least 128) instead of
- * OPP__SPLIT_KEYS: the read time of a finer split, e.g. a split's keys
- * spread over several SMs. */
+/* Items of `keys` keys (rc_split_keys_check) instead of OPP__SPLIT_KEYS:
+ * the read time of a finer split, e.g. a split's keys spread over several
+ * SMs. */
 int rc_gpu_set_split_keys(rc_gpu_t *g, int32_t keys, char *err, size_t err_size);
 
 /* Before each warm-up and timed run of rc_gpu_run, `bytes` of a buffer

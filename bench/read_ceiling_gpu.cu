@@ -469,9 +469,7 @@ extern "C" int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int3
 }
 
 extern "C" int rc_gpu_set_split_keys(rc_gpu_t *g, int32_t keys, char *err, size_t err_size) {
-    if (keys < 128 || keys % 128 != 0) {
-        snprintf(err, err_size, "split keys %d: a multiple of 128 (every ROWS), at least 128",
-                 keys);
+    if (rc_split_keys_check(keys, err, err_size) != 0) {
         return -1;
     }
     g->split_keys = keys;

@@ -48,6 +48,15 @@ void rc_case_name(const rc_case_t *c, char *buf, size_t size) {
     }
 }
 
+int rc_split_keys_check(int32_t keys, char *err, size_t err_size) {
+    if (keys < 128 || keys % 128 != 0) {
+        snprintf(err, err_size, "split keys %d: a multiple of 128 (every ROWS), at least 128",
+                 (int)keys);
+        return -1;
+    }
+    return 0;
+}
+
 int rc_case_check(const rc_case_t *c, char *err, size_t err_size) {
     if ((int)c->pattern < 0 || c->pattern > RC_TMA) {
         snprintf(err, err_size, "case: pattern %d (0 flat, 1 cpasync, 2 tma)", (int)c->pattern);

@@ -108,11 +108,32 @@ static void test_case_check_names_field(void **state) {
     expect_bad((rc_case_t){(rc_pattern_t)7, 64, 2, 0}, "pattern 7");
 }
 
+static void test_split_keys_check_names_value(void **state) {
+    (void)state;
+    char err[128] = "";
+    assert_int_equal(rc_split_keys_check(128, err, sizeof err), 0);
+    assert_int_equal(rc_split_keys_check(1024, err, sizeof err), 0);
+    const int32_t bad[3] = {0, 64, 1000};
+    for (int i = 0; i < 3; ++i) {
+        char want[32];
+        snprintf(want, sizeof want, "split keys %d:", (int)bad[i]);
+        err[0] = '\0';
+        assert_int_equal(rc_split_keys_check(bad[i], err, sizeof err), -1);
+        if (strstr(err, want) == NULL || strstr(err, "multiple of 128") == NULL) {
+            fail_msg("message '%s' lacks '%s' or the rule", err, want);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_counts_hand_computed), cmocka_unit_test(test_word_matches_python),
-        cmocka_unit_test(test_no_zero_chunk),        cmocka_unit_test(test_sums_tell_tensors_apart),
-        cmocka_unit_test(test_case_names),           cmocka_unit_test(test_case_check_names_field),
+        cmocka_unit_test(test_counts_hand_computed),
+        cmocka_unit_test(test_word_matches_python),
+        cmocka_unit_test(test_no_zero_chunk),
+        cmocka_unit_test(test_sums_tell_tensors_apart),
+        cmocka_unit_test(test_case_names),
+        cmocka_unit_test(test_case_check_names_field),
+        cmocka_unit_test(test_split_keys_check_names_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
