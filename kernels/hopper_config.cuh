@@ -185,8 +185,9 @@ template <int DB_, int BN_, int NC_ = 2> struct hop_cfg {
      * slower on the D 64 / 128 / 256 sweep cases (bench/RESULTS.md,
      * twenty-third session), hence 0 */
     static constexpr bool SOFTMAX_FIRST = OPP__HOPPER_SOFTMAX_FIRST != 0;
-    /* the first launch of a call is the guard's programmatic dependent
-     * (OPP__HOPPER_GUARD_PDL, kernels/kernel_list.h); not at DB 64, where
+    /* the probe launch, or a launch with no split launch after it, is the
+     * guard's programmatic dependent (OPP__HOPPER_GUARD_PDL,
+     * kernels/kernel_list.h; hopper_enqueue); not at DB 64, where
      * even a griddepcontrol.wait before the record's read made ptxas
      * serialise the wgmma pipeline (C7511, hop_cfg<64, 128, 2>) */
     static constexpr bool GUARD_PDL = OPP__HOPPER_GUARD_PDL != 0 && DB_ > 64;

@@ -113,19 +113,19 @@ static opp_status_t hopper_enqueue(flash_args a, const opp__problem_t *p, opp__g
     void (*kernel)(const hop_maps, const flash_args, opp__guard_record_t *) =
         hopper_attention_kernel<DT, C>;
     int *set = smem_set;
-    bool pdl = false;
+    bool probe = false;
     if constexpr (C::DB > 64 && C::PERSISTENT) {
         if (opp__hop_wants_probe(&sort_in)) {
+            probe = true;
             kernel = hopper_attention_kernel<DT, C, true>;
             set = smem_set_probe;
-            pdl = C::GUARD_PDL && after_guard;
         }
     }
+    const bool pdl = C::GUARD_PDL && after_guard && (probe || !a.split_on);
     if constexpr (C::GUARD_PDL) {
-        if (!pdl && after_guard && !a.split_on) {
+        if (pdl && !probe) {
             kernel = hopper_attention_kernel<DT, C, false, true>;
             set = smem_set_pdl;
-            pdl = true;
         }
     }
     OPP_TRY(flash_smem_once((const void *)kernel, C::SMEM_BYTES, set));
