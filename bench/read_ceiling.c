@@ -7,7 +7,7 @@
  * case checked, 1 when one did not, 2 on a usage error.
  *   read_ceiling [--workloads PATH] [--only NAME] [--reps N] [--warmup N]
  *                [--flush-mib N] [--split-keys N] [--case SPEC]...
- *                SPEC: flat | cpasync:ROWS:STAGES | tma:ROWS:STAGES[:persistent]
+ *                SPEC: flat | cpasync:ROWS:STAGES | tma:ROWS:STAGES[:persistent][:hN]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +19,14 @@
 
 #define RC_MAX_CASES 32
 
+/* the split kernel's pattern (tma r64 s3 persistent) beside others; the
+ * last two read two adjacent kv heads an item */
 static const rc_case_t rc_default_cases[] = {
-    {RC_FLAT, 0, 0, 0}, {RC_CPASYNC, 64, 2, 0}, {RC_CPASYNC, 64, 3, 0}, {RC_CPASYNC, 64, 4, 0},
-    {RC_TMA, 64, 2, 0}, {RC_TMA, 64, 4, 0},     {RC_TMA, 128, 2, 0},    {RC_TMA, 64, 3, 1},
-    {RC_TMA, 64, 4, 1}, {RC_TMA, 32, 4, 1},     {RC_TMA, 128, 3, 1},
+    {RC_FLAT, 0, 0, 0, 0},     {RC_CPASYNC, 64, 2, 0, 0}, {RC_CPASYNC, 64, 3, 0, 0},
+    {RC_CPASYNC, 64, 4, 0, 0}, {RC_TMA, 64, 2, 0, 0},     {RC_TMA, 64, 4, 0, 0},
+    {RC_TMA, 128, 2, 0, 0},    {RC_TMA, 64, 3, 1, 0},     {RC_TMA, 64, 4, 1, 0},
+    {RC_TMA, 32, 4, 1, 0},     {RC_TMA, 128, 3, 1, 0},    {RC_TMA, 32, 3, 1, 2},
+    {RC_TMA, 64, 3, 1, 2},
 };
 
 static void rc_usage(FILE *f) {
@@ -38,21 +42,26 @@ static void rc_usage(FILE *f) {
                "                    none of K and V (default 256, as oppbench; 0: none)\n"
                "  --split-keys N    keys an item (default OPP__SPLIT_KEYS, the split kernel's;\n"
                "                    a multiple of 128 up to 100000)\n"
-               "  --case SPEC       flat | cpasync:ROWS:STAGES | tma:ROWS:STAGES[:persistent]\n"
+               "  --case SPEC       flat | cpasync:ROWS:STAGES |\n"
+               "                    tma:ROWS:STAGES[:persistent][:hN]\n"
                "                    (ROWS 32, 64, 128; STAGES 2 .. 8; cpasync builds 32x2, 32x4,\n"
-               "                    64x2, 64x3, 64x4, 128x2); repeatable; default: eleven cases\n"
-               "                    (tma:64:3:persistent is OPP__SPLIT_TMA's ring)\n");
+               "                    64x2, 64x3, 64x4, 128x2; hN: N = 2, 4, 8 adjacent kv heads an\n"
+               "                    item and a box, N dividing the workload's kv heads);\n"
+               "                    repeatable; default: thirteen cases (tma:64:3:persistent is\n"
+               "                    OPP__SPLIT_TMA's ring; tma:32:3:persistent:h2 the same\n"
+               "                    bytes a stage over two heads)\n");
 }
 
-/* "flat", "cpasync:64:2", "tma:64:4:persistent" -> *c; 0 or -1. */
+/* "flat", "cpasync:64:2", "tma:64:4:persistent", "tma:32:3:persistent:h2"
+ * -> *c; 0 or -1. */
 static int rc_parse_case(const char *spec, rc_case_t *c) {
     memset(c, 0, sizeof(*c));
     if (strcmp(spec, "flat") == 0) {
         return 0;
     }
-    char kind[16], tail[16] = "";
+    char kind[16], tail[32] = "";
     int rows = 0, stages = 0;
-    const int n = sscanf(spec, "%15[a-z]:%d:%d:%15s", kind, &rows, &stages, tail);
+    const int n = sscanf(spec, "%15[a-z]:%d:%d:%31s", kind, &rows, &stages, tail);
     if (n < 3) {
         return -1;
     }
@@ -63,12 +72,23 @@ static int rc_parse_case(const char *spec, rc_case_t *c) {
     } else {
         return -1;
     }
-    if (n == 4 && strcmp(tail, "persistent") != 0) {
+    const char *t = tail;
+    if (strncmp(t, "persistent", 10) == 0 && (t[10] == '\0' || t[10] == ':')) {
+        c->persistent = 1;
+        t += t[10] == ':' ? 11 : 10;
+    }
+    if (*t == 'h') {
+        char *end = NULL;
+        const long h = strtol(t + 1, &end, 10);
+        if (end == t + 1 || *end != '\0' || h < 2 || h > 8) {
+            return -1;
+        }
+        c->heads = (int32_t)h;
+    } else if (*t != '\0') {
         return -1;
     }
     c->rows = rows;
     c->stages = stages;
-    c->persistent = n == 4;
     return 0;
 }
 
@@ -128,7 +148,8 @@ int main(int argc, char **argv) {
                 rc_case_check(&cases[ncases], err, sizeof err) != 0) {
                 fprintf(stderr,
                         "read_ceiling: --case '%s': not flat, cpasync:ROWS:STAGES or "
-                        "tma:ROWS:STAGES[:persistent] with ROWS 32 / 64 / 128, STAGES 2 .. 8\n",
+                        "tma:ROWS:STAGES[:persistent][:hN] with ROWS 32 / 64 / 128, STAGES 2 .. 8, "
+                        "N 2 / 4 / 8\n",
                         v);
                 return 2;
             }

@@ -12,7 +12,11 @@
  *            mbarrier ring fed by one producer warp, four consumer warps;
  *            a block an item, or persistent: as many blocks as the SMs
  *            hold, claiming the items by an atomic counter (as the TMA
- *            split kernel of kernels/hopper_split.cuh does).
+ *            split kernel of kernels/hopper_split.cuh does); with HEADS
+ *            2, 4 or 8, an item and its boxes span that many adjacent kv
+ *            heads (HEADS x D x 2 contiguous bytes a key row instead of
+ *            D x 2: the read time of a split kernel whose items hold
+ *            several heads).
  * Every pattern sums the 32-bit words it read (keys past a sequence's end
  * excluded) and the sum must equal the host's, computed from the fill
  * formula, before the pattern is timed. bench/README.md has the command;
@@ -51,10 +55,11 @@ typedef enum rc_pattern { RC_FLAT = 0, RC_CPASYNC = 1, RC_TMA = 2 } rc_pattern_t
 /* One timed case: the pattern, and for cpasync / tma the tile's keys
  * (ROWS: 32, 64 or 128) and the ring's stages (2 .. 8); persistent: tma
  * on a grid of (blocks an SM x SMs) blocks claiming the items one at a
- * time, else a block per item. */
+ * time, else a block per item; heads: tma's kv heads an item (0 or 1:
+ * one; 2, 4 or 8, dividing the shape's hkv). */
 typedef struct rc_case {
     rc_pattern_t pattern;
-    int32_t rows, stages, persistent;
+    int32_t rows, stages, persistent, heads;
 } rc_case_t;
 
 /* The shape read: batch sequences of lkv[b] keys, hkv kv heads, head size
@@ -83,10 +88,12 @@ int64_t rc_items(const rc_shape_t *s, int32_t split_keys);
 /* The sum over words 0 .. words-1 of tensor t of rc_word, modulo 2^64. */
 uint64_t rc_expected_sum(uint64_t words, uint32_t t);
 
-/* "flat", "cpasync r64 s2", "tma r64 s4 persistent": into buf. */
+/* "flat", "cpasync r64 s2", "tma r64 s4 persistent", "tma r32 s3 h2":
+ * into buf. */
 void rc_case_name(const rc_case_t *c, char *buf, size_t size);
 
-/* Checks a case's fields; 0, or -1 with a message naming the field. */
+/* Checks a case's fields; 0, or -1 with a message naming the field.
+ * (heads dividing the shape's hkv: rc_gpu_run checks that.) */
 int rc_case_check(const rc_case_t *c, char *err, size_t err_size);
 
 /* Checks a split size for rc_gpu_set_split_keys (a multiple of 128, every

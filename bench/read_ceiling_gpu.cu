@@ -49,19 +49,21 @@ struct rc_args {
     const int32_t *cu;
     int32_t batch, hkv, d;
     int32_t split_keys; /* keys an item (rc_gpu_set_split_keys) */
+    int32_t heads;      /* adjacent kv heads an item (tma: rc_case_t.heads; else 1) */
     int64_t items;
     unsigned long long *sum;
     unsigned long long *next; /* tma persistent: the next item to claim (zeroed a run) */
 };
 
 /* Item w: false when its split starts past the sequence's keys; else its
- * kv head, first key row (token index into K / V) and keys. */
+ * (first) kv head, first key row (token index into K / V) and keys. */
 __device__ __forceinline__ bool rc_item(const rc_args &a, int64_t w, int32_t *hk, int64_t *row0,
                                         int32_t *nkeys) {
-    const int64_t per = (int64_t)a.batch * a.hkv;
+    const int32_t groups = a.hkv / a.heads; /* items a (split, sequence) */
+    const int64_t per = (int64_t)a.batch * groups;
     const int64_t s = w / per;
-    const int32_t b = (int32_t)((w % per) / a.hkv);
-    *hk = (int32_t)(w % a.hkv);
+    const int32_t b = (int32_t)((w % per) / groups);
+    *hk = (int32_t)(w % groups) * a.heads;
     const int32_t lkv = a.cu[b + 1] - a.cu[b];
     const int64_t k0 = s * a.split_keys;
     if (k0 >= lkv) {
@@ -183,7 +185,8 @@ __global__ void __launch_bounds__(RC_THREADS + 32)
     const uint32_t base = (raw + 1023u) & ~1023u;
     unsigned char *gbase = rc_raw + (base - raw);
     const int panels = a.d / 64;
-    const uint32_t panel = (uint32_t)rows * 128u, stage = 2u * panels * panel;
+    /* a panel: rows x heads x 128 bytes (the box {64, heads, rows}) */
+    const uint32_t panel = (uint32_t)rows * (uint32_t)a.heads * 128u, stage = 2u * panels * panel;
     const uint32_t bars = base + (uint32_t)stages * stage;
     volatile int32_t *hdr = (volatile int32_t *)(gbase + (uint32_t)stages * (stage + 16u));
     auto full = [&](uint32_t s) { return bars + 8u * s; };
@@ -239,7 +242,7 @@ __global__ void __launch_bounds__(RC_THREADS + 32)
                 break;
             }
             const uint4 *st = (const uint4 *)(gbase + s * stage);
-            const int per_panel = valid * 8; /* 16-byte chunks of the valid rows */
+            const int per_panel = valid * a.heads * 8; /* 16-byte chunks of the valid rows */
             for (int p = 0; p < 2 * panels; ++p) {
                 const uint4 *pp = st + (size_t)p * (panel / 16);
                 for (int i = threadIdx.x; i < per_panel; i += RC_THREADS) {
@@ -276,14 +279,14 @@ struct rc_gpu {
 };
 
 /* The map of K or V as the Hopper kernel encodes it (kernels/hopper_maps.cuh:
- * [1][total_kv][Hkv][D], box {64, 1, rows, 1}, 128-byte swizzle, zeros past
- * the last key). */
+ * [1][total_kv][Hkv][D], box {64, heads, rows, 1} (the Hopper kernel's:
+ * heads 1), 128-byte swizzle, zeros past the last key). */
 static int rc_map(rc_gpu_t *g, CUtensorMap *m, const char *name, const uint16_t *t, int32_t rows,
-                  char *err, size_t err_size) {
+                  int32_t heads, char *err, size_t err_size) {
     const int64_t row = (int64_t)g->shape.hkv * g->shape.d;
     const opp__tensor_t tensor = {t, row, g->shape.d, row * g->total_kv};
     if (hop_map(g->enc, m, name, &tensor, OPP_DTYPE_BF16, g->shape.d, g->shape.hkv, g->total_kv, 1,
-                1, (uint32_t)rows) != OPP_STATUS_SUCCESS) {
+                (uint32_t)heads, (uint32_t)rows) != OPP_STATUS_SUCCESS) {
         snprintf(err, err_size, "%s", opp_last_error_message());
         return -1;
     }
@@ -363,7 +366,8 @@ static int rc_launch(rc_gpu_t *g, const rc_case_t *c, const CUtensorMap *mk, con
     a.hkv = g->shape.hkv;
     a.d = g->shape.d;
     a.split_keys = g->split_keys;
-    a.items = g->items;
+    a.heads = c->pattern == RC_TMA && c->heads > 1 ? c->heads : 1;
+    a.items = g->items / a.heads; /* rc_gpu_run: heads divides hkv */
     a.sum = g->sum;
     a.next = g->sum + 1;
     if (c->pattern == RC_FLAT) {
@@ -395,19 +399,21 @@ static int rc_launch(rc_gpu_t *g, const rc_case_t *c, const CUtensorMap *mk, con
         RC_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(bps, kern, RC_THREADS, smem));
         kern<<<(unsigned)g->items, RC_THREADS, smem, g->stream>>>(a);
     } else {
-        const size_t smem = 1024 + (size_t)c->stages * 2 * (g->shape.d / 64) * c->rows * 128 +
+        const size_t smem = 1024 +
+                            (size_t)c->stages * 2 * (g->shape.d / 64) * c->rows * a.heads * 128 +
                             16 * (size_t)c->stages + 4 * (size_t)c->stages;
         RC_CUDA(cudaFuncSetAttribute(rc_tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)smem));
         RC_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(bps, rc_tma_kernel, RC_THREADS + 32,
                                                               smem));
         if (*bps < 1) {
-            snprintf(err, err_size, "tma rows %d stages %d: %zu bytes of shared memory do not fit",
-                     c->rows, c->stages, smem);
+            snprintf(err, err_size,
+                     "tma rows %d stages %d heads %d: %zu bytes of shared memory do not fit",
+                     c->rows, c->stages, a.heads, smem);
             return -1;
         }
-        const int64_t grid = c->persistent ? (int64_t)g->sms * *bps : g->items;
-        rc_tma_kernel<<<(unsigned)std::min<int64_t>(grid, g->items), RC_THREADS + 32, smem,
+        const int64_t grid = c->persistent ? (int64_t)g->sms * *bps : a.items;
+        rc_tma_kernel<<<(unsigned)std::min<int64_t>(grid, a.items), RC_THREADS + 32, smem,
                         g->stream>>>(*mk, *mv, a, c->rows, c->stages, c->persistent);
     }
     RC_CUDA(cudaGetLastError());
@@ -423,11 +429,17 @@ extern "C" int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int3
         snprintf(err, err_size, "reps %d (>= 1), warmup %d (>= 0)", reps, warmup);
         return -1;
     }
+    const int32_t heads = c->pattern == RC_TMA && c->heads > 1 ? c->heads : 1;
+    if (g->shape.hkv % heads != 0) {
+        snprintf(err, err_size, "heads %d: does not divide the workload's %d kv heads", heads,
+                 g->shape.hkv);
+        return -1;
+    }
     CUtensorMap mk, mv;
     memset(&mk, 0, sizeof mk);
     memset(&mv, 0, sizeof mv);
-    if (c->pattern == RC_TMA && (rc_map(g, &mk, "k", g->k, c->rows, err, err_size) != 0 ||
-                                 rc_map(g, &mv, "v", g->v, c->rows, err, err_size) != 0)) {
+    if (c->pattern == RC_TMA && (rc_map(g, &mk, "k", g->k, c->rows, heads, err, err_size) != 0 ||
+                                 rc_map(g, &mv, "v", g->v, c->rows, heads, err, err_size) != 0)) {
         return -1;
     }
     int bps = 0;

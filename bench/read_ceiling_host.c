@@ -41,8 +41,12 @@ void rc_case_name(const rc_case_t *c, char *buf, size_t size) {
     if (c->pattern == RC_FLAT) {
         snprintf(buf, size, "flat");
     } else if ((int)c->pattern >= 0 && c->pattern <= RC_TMA) {
-        snprintf(buf, size, "%s r%d s%d%s", rc_pattern_names[c->pattern], c->rows, c->stages,
-                 c->persistent ? " persistent" : "");
+        char heads[16] = "";
+        if (c->heads > 1) {
+            snprintf(heads, sizeof heads, " h%d", c->heads);
+        }
+        snprintf(buf, size, "%s r%d s%d%s%s", rc_pattern_names[c->pattern], c->rows, c->stages,
+                 c->persistent ? " persistent" : "", heads);
     } else {
         snprintf(buf, size, "pattern %d", (int)c->pattern);
     }
@@ -78,6 +82,16 @@ int rc_case_check(const rc_case_t *c, char *err, size_t err_size) {
     if (c->pattern == RC_CPASYNC && c->persistent) {
         snprintf(err, err_size,
                  "case cpasync: persistent 1 (tma only; cpasync runs a block an item)");
+        return -1;
+    }
+    if (c->heads != 0 && c->heads != 1 && c->heads != 2 && c->heads != 4 && c->heads != 8) {
+        snprintf(err, err_size, "case %s: heads %d (0 or 1: one; 2, 4 or 8)",
+                 rc_pattern_names[c->pattern], c->heads);
+        return -1;
+    }
+    if (c->pattern == RC_CPASYNC && c->heads > 1) {
+        snprintf(err, err_size, "case cpasync: heads %d (tma only; cpasync reads one head an item)",
+                 c->heads);
         return -1;
     }
     return 0;

@@ -75,14 +75,19 @@ static void test_sums_tell_tensors_apart(void **state) {
 static void test_case_names(void **state) {
     (void)state;
     char buf[64];
-    const rc_case_t flat = {RC_FLAT, 0, 0, 0}, cp = {RC_CPASYNC, 64, 2, 0},
-                    tma = {RC_TMA, 32, 4, 1};
+    const rc_case_t flat = {RC_FLAT, 0, 0, 0, 0}, cp = {RC_CPASYNC, 64, 2, 0, 0},
+                    tma = {RC_TMA, 32, 4, 1, 0}, one = {RC_TMA, 64, 3, 0, 1},
+                    two = {RC_TMA, 32, 3, 1, 2};
     rc_case_name(&flat, buf, sizeof buf);
     assert_string_equal(buf, "flat");
     rc_case_name(&cp, buf, sizeof buf);
     assert_string_equal(buf, "cpasync r64 s2");
     rc_case_name(&tma, buf, sizeof buf);
     assert_string_equal(buf, "tma r32 s4 persistent");
+    rc_case_name(&one, buf, sizeof buf); /* heads 1: the plain name */
+    assert_string_equal(buf, "tma r64 s3");
+    rc_case_name(&two, buf, sizeof buf);
+    assert_string_equal(buf, "tma r32 s3 persistent h2");
 }
 
 /* check CASE, WANT: rc_case_check fails and its message contains WANT. */
@@ -97,15 +102,23 @@ static void expect_bad(rc_case_t c, const char *want) {
 static void test_case_check_names_field(void **state) {
     (void)state;
     char err[128];
-    const rc_case_t ok[3] = {{RC_FLAT, 0, 0, 0}, {RC_CPASYNC, 128, 2, 0}, {RC_TMA, 32, 8, 1}};
-    for (int i = 0; i < 3; ++i) {
+    const rc_case_t ok[5] = {{RC_FLAT, 0, 0, 0, 0},
+                             {RC_CPASYNC, 128, 2, 0, 1},
+                             {RC_TMA, 32, 8, 1, 0},
+                             {RC_TMA, 32, 3, 1, 2},
+                             {RC_TMA, 64, 2, 0, 8}};
+    for (int i = 0; i < 5; ++i) {
         assert_int_equal(rc_case_check(&ok[i], err, sizeof err), 0);
     }
-    expect_bad((rc_case_t){RC_TMA, 48, 2, 0}, "rows 48");
-    expect_bad((rc_case_t){RC_CPASYNC, 64, 1, 0}, "stages 1");
-    expect_bad((rc_case_t){RC_TMA, 64, 9, 0}, "stages 9");
-    expect_bad((rc_case_t){RC_CPASYNC, 64, 2, 1}, "persistent");
-    expect_bad((rc_case_t){(rc_pattern_t)7, 64, 2, 0}, "pattern 7");
+    expect_bad((rc_case_t){RC_TMA, 48, 2, 0, 0}, "rows 48");
+    expect_bad((rc_case_t){RC_CPASYNC, 64, 1, 0, 0}, "stages 1");
+    expect_bad((rc_case_t){RC_TMA, 64, 9, 0, 0}, "stages 9");
+    expect_bad((rc_case_t){RC_CPASYNC, 64, 2, 1, 0}, "persistent");
+    expect_bad((rc_case_t){(rc_pattern_t)7, 64, 2, 0, 0}, "pattern 7");
+    expect_bad((rc_case_t){RC_TMA, 64, 2, 0, 3}, "heads 3");
+    expect_bad((rc_case_t){RC_TMA, 64, 2, 1, -1}, "heads -1");
+    expect_bad((rc_case_t){RC_TMA, 64, 2, 1, 16}, "heads 16");
+    expect_bad((rc_case_t){RC_CPASYNC, 64, 2, 0, 2}, "heads 2");
 }
 
 static void test_split_keys_check_names_value(void **state) {
