@@ -139,18 +139,29 @@ static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
                             opp__guard_record_t *rec) {
     static_assert(!(PROBE && GPDL) && (!GPDL || C::GUARD_PDL), "one of the instances");
-    if constexpr (!GPDL) {
-        if constexpr (PROBE && C::GUARD_PDL) {
+    if constexpr (PROBE) {
+        /* the lengths as the caller gave them, read in bounds before the
+         * guard's verdict (with C::GUARD_PDL, while the guard runs) and
+         * acted on only past it: a block with no tokens leaves without a
+         * read after the wait, so the split launch's blocks get its SM sooner */
+        if (!hop_any_tokens<C>(a)) { /* uniform: a decode batch, split whole */
+            if constexpr (C::GUARD_PDL) {
+                asm volatile("griddepcontrol.wait;" ::: "memory");
+            }
+            asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+            return;
+        }
+        if constexpr (C::GUARD_PDL) {
             asm volatile("griddepcontrol.wait;" ::: "memory");
         }
         asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
         if (rec->code != OPP_STATUS_SUCCESS) {
             return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
         }
-    }
-    if constexpr (PROBE) {
-        if (!hop_any_tokens<C>(a)) {
-            return; /* uniform: no sequence has tokens here (a decode batch, split whole) */
+    } else if constexpr (!GPDL) {
+        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+        if (rec->code != OPP_STATUS_SUCCESS) {
+            return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
         }
     }
     extern __shared__ __align__(16) uint8_t hop_smem_raw[];

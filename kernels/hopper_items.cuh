@@ -143,12 +143,14 @@ __device__ __forceinline__ bool hop_item_at(const flash_args &a, const hop_where
     return true;
 }
 
-/* Tokens of sequence b this launch runs (L_q minus its split tokens). */
+/* Tokens of sequence b this launch runs (L_q minus its split tokens).
+ * Unsigned differences: defined for any values (the probe and the sort
+ * read the lengths before the guard's verdict). */
 template <class C> __device__ __forceinline__ int32_t hop_tokens(const flash_args &a, int64_t b) {
     int32_t lq, lkv;
     if (a.cu_q != NULL) {
-        lq = a.cu_q[b + 1] - a.cu_q[b];
-        lkv = a.cu_kv[b + 1] - a.cu_kv[b];
+        lq = (int32_t)((uint32_t)a.cu_q[b + 1] - (uint32_t)a.cu_q[b]);
+        lkv = (int32_t)((uint32_t)a.cu_kv[b + 1] - (uint32_t)a.cu_kv[b]);
     } else {
         lq = a.q_seqlen;
         lkv = (int32_t)a.nonpad[b];
@@ -161,7 +163,10 @@ template <class C> __device__ __forceinline__ int32_t hop_tokens(const flash_arg
  * the batch has more sequences than the block has threads (a thread a
  * sequence, no loop: with a loop ptxas serialised the D 128 consumers'
  * wgmma pipeline, C7511), for every thread of the block (it syncs: all
- * call it). The probe instance of the kernel calls it first. */
+ * call it). The probe instance of the kernel calls it first, before the
+ * guard's verdict: from lengths the guard may yet reject it reads only
+ * cu_seqlens[0 .. batch] / nonpad[0 .. batch - 1], and its answer is acted
+ * on only past the guard's code (hopper_attention_kernel). */
 template <class C> __device__ bool hop_any_tokens(const flash_args &a) {
     const int64_t b = threadIdx.x;
     const int any = a.batch > (int64_t)blockDim.x || (b < a.batch && hop_tokens<C>(a, b) > 0);
