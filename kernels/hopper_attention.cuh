@@ -129,11 +129,11 @@
  * shared memory, barriers and the sequence order (reading only the
  * caller's lengths) while the guard runs, then wait for the guard's end
  * and record (griddepcontrol.wait) before they read the record; the probe
- * instance (with C::GUARD_PDL) waits first. The launch after this one (the
- * split launch, a programmatic dependent) may start once every block has
- * passed that point (its blocks read the record and claim from it without
- * a wait of their own), on the SMs this launch's blocks leave. Without
- * GPDL or PROBE the machine code is the one measured before the switch. */
+ * instance looks for tokens (the caller's lengths) first, then waits. The launch after this one
+ * (the split launch, a programmatic dependent) may start once every block has passed that point
+ * (its blocks read the record and claim from it without a wait of their own), on the SMs this
+ * launch's blocks leave. Without GPDL or PROBE the machine code is the one measured before the
+ * switch. */
 template <int DT, class C, bool PROBE = false, bool GPDL = false>
 static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,

@@ -441,7 +441,7 @@
  * it is a decode batch's probe launch or has no split launch after it: its
  * blocks start while the guard runs (the GPDL instance sets up its shared
  * memory, barriers and sequence order meanwhile, reading only the caller's
- * lengths; the probe waits first), wait (griddepcontrol.wait) for the
+ * lengths; the probe looks for tokens), wait (griddepcontrol.wait) for the
  * guard's end and record, and only then let the split launch after them
  * start (kernels/hopper_attention.cuh). A launch with a split launch after
  * it keeps the ordinary launch and its machine code. 0: every launch
