@@ -219,7 +219,11 @@ __device__ bool hop_sort_sequences(const flash_args &a, int32_t *keys, uint16_t 
         return false;
     }
     for (int32_t b = threadIdx.x; b < nb; b += blockDim.x) {
-        const int32_t lkv = a.cu_q != NULL ? a.cu_kv[b + 1] - a.cu_kv[b] : (int32_t)a.nonpad[b];
+        /* unsigned difference: defined for any cu_seqlens (the GPDL instance
+         * sorts before the guard's verdict) */
+        const int32_t lkv = a.cu_q != NULL
+                                ? (int32_t)((uint32_t)a.cu_kv[b + 1] - (uint32_t)a.cu_kv[b])
+                                : (int32_t)a.nonpad[b];
         keys[b] = hop_tokens<C>(a, b) > 0 ? lkv : -1;
     }
     __syncthreads();
