@@ -88,6 +88,18 @@
 #                                            opt-in TF32X3 kernel), then oppcheck
 #                                            --onnx-test on the conformance and golden
 #                                            cases (CPU, cuBLAS, exact, FAST, TF32X3)
+#   bash stage/run_all.sh --decode-profile + where decode_gqa_bf16's time goes (about
+#                                            20 s; sm_90 only): stage/read_ceiling on
+#                                            its K and V (the default cases: flat,
+#                                            cp.async, TMA, two-head items; each
+#                                            checked before it is timed), then
+#                                            oppbench --only decode_gqa_bf16 --impl fast
+#                                            under the CUPTI kernel timeline
+#                                            (libopp_timeline.so) and bench/timeline.py
+#                                            over its last 20 runs: decode_profile.log,
+#                                            timeline.csv.xz (bench/README.md, "Kernel
+#                                            timeline"). With --bench --no-accuracy the
+#                                            two fit the tool's 8 files
 #   options: --no-tests (skip the test pass); --tests NAME[,NAME] (the test
 #   pass runs only these binaries, e.g. --tests edge31_gpu_test: the 2^31 edges,
 #   ~70 GiB of device memory, ~1 minute); for --bench: --no-anchors,
@@ -108,13 +120,15 @@
 # OPP_ONNX_CONFORMANCE_DIR, OPP_GOLDEN_DIR, OPP_WORKLOADS, TEST_TMPDIR.
 # Logs: into $OUT when set (the device tool returns at most 8 files: tests.log,
 # sanitize.log, sanitize_full.log, bench.log, anchors.log, accuracy.log, sweep.log, results.md,
-# chart.png, oppcheck.log, summary.txt - --bench --oppcheck writes 8 of them;
+# chart.png, oppcheck.log, decode_profile.log, timeline.csv.xz, summary.txt -
+# --bench --oppcheck writes 8 of them;
 # all only when tests, --sanitize, --bench and --oppcheck run together, which
 # is more than one call's 10 minutes anyway), else stage/logs/. Test results
 # are counted per CMocka case like tools/ci_summary.py (stage/ci_summary.py)
 # and end with the line
 #   N passed, N failed, N skipped
-# Exit status: 0 when nothing failed (tests, sanitizers, bench, oppcheck).
+# Exit status: 0 when nothing failed (tests, sanitizers, bench, decode profile,
+# oppcheck).
 set -uo pipefail
 
 STAGE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -124,7 +138,7 @@ cd "$ROOT" || exit 2
 do_tests=1 do_sanitize=0 do_bench=0 do_oppcheck=0 only="" bench_args="" per_bin_timeout=300
 do_sanitize_full=0 san_timeout="" san_budget=420 tests_only=""
 do_anchors=1 do_accuracy=1 do_sweep=1 sweep_only="" sweep_args=""
-do_decode=1 decode_only="" decode_args=""
+do_decode=1 decode_only="" decode_args="" do_decode_profile=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --sanitize) do_sanitize=1 ;;
@@ -134,6 +148,7 @@ while [ $# -gt 0 ]; do
     --tests) tests_only=${2:?--tests needs a value}; shift ;;
     --bench) do_bench=1 ;;
     --oppcheck) do_oppcheck=1 ;;
+    --decode-profile) do_decode_profile=1 ;;
     --no-tests) do_tests=0 ;;
     --no-anchors) do_anchors=0 ;;
     --no-accuracy) do_accuracy=0 ;;
@@ -526,6 +541,34 @@ if [ $do_bench -eq 1 ]; then
         4) note "bench: no chart (only the decode sweep ran)" ;;
         *) note "bench: plot.py exit $rc (no chart.png)"; status=1 ;;
         esac
+    fi
+fi
+
+# --- where decode_gqa_bf16's time goes: the read ceiling of its K and V,
+# then its kernels' CUPTI timeline (bench/README.md)
+if [ $do_decode_profile -eq 1 ]; then
+    with_timeout "$STAGE/read_ceiling" --workloads "$OPP_WORKLOADS" 2>&1 |
+        tee "$LOG/decode_profile.log"
+    rc=${PIPESTATUS[0]}
+    note "decode profile: read_ceiling: $(tail -1 "$LOG/decode_profile.log") (exit $rc)"
+    [ "$rc" -eq 0 ] || status=1
+    rm -f "$LOG/timeline.csv" "$LOG/timeline.csv.xz"
+    with_timeout env CUDA_INJECTION64_PATH="$STAGE/libopp_timeline.so" \
+        OPP_TIMELINE="$LOG/timeline.csv" "$STAGE/oppbench" --only decode_gqa_bf16 --impl fast \
+        --reps 20 >>"$LOG/decode_profile.log" 2>&1
+    rc=$?
+    note "decode profile: oppbench under the kernel timeline: exit $rc"
+    [ "$rc" -eq 0 ] || status=1
+    if [ -s "$LOG/timeline.csv" ] && command -v python3 >/dev/null; then
+        python3 "$STAGE/bench/timeline.py" "$LOG/timeline.csv" --last 20 2>&1 |
+            tee -a "$LOG/decode_profile.log"
+        rc=${PIPESTATUS[0]}
+        note "decode profile: timeline.py exit $rc"
+        [ "$rc" -eq 0 ] || status=1
+        ! command -v xz >/dev/null || xz -9 -f "$LOG/timeline.csv"
+    else
+        note "decode profile: no timeline (no $LOG/timeline.csv, or no python3)"
+        status=1
     fi
 fi
 
