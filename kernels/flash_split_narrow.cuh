@@ -70,14 +70,14 @@ template <class C, bool TMA = false> struct flash_narrow_layout {
  * STAGES % 2) holds K's DB / 64 panels of BN keys x 128 bytes (128-byte
  * swizzle: 16-byte chunk c of key row r at chunk c ^ (r % 8)), then V's;
  * full[s] completes when TMA has written stage s, empty[s] when the four
- * consumer warps are done with it (OPP__SPLIT_SLICES 4: the one warp that
- * took it, kernels/hopper_split_tile.cuh). n counts the key blocks a side has
+ * consumer warps are done with it (the sliced tile, OPP__SPLIT_SLICE_TILE:
+ * the one warp that took it, kernels/hopper_split_tile.cuh). n counts the key blocks a side has
  * taken (each side keeps its own). */
 template <class C> struct flash_narrow_ring {
-    static constexpr uint32_t STAGES = OPP__SPLIT_SLICES > 1
-                                           ? (C::DB > 64 ? OPP__SPLIT_TMA_STAGES_SL128
-                                                         : OPP__SPLIT_TMA_STAGES_SL64)
-                                           : OPP__SPLIT_TMA_STAGES;
+    static constexpr uint32_t STAGES =
+        OPP__SPLIT_SLICE_TILE
+            ? (C::DB > 64 ? OPP__SPLIT_TMA_STAGES_SL128 : OPP__SPLIT_TMA_STAGES_SL64)
+            : OPP__SPLIT_TMA_STAGES;
     static constexpr uint32_t PANEL = C::BN * 128u;    /* 64 columns of BN keys */
     static constexpr uint32_t KV = C::DB / 64 * PANEL; /* K (or V) of a key block */
     static constexpr uint32_t STAGE = 2 * KV;          /* K then V */
@@ -123,7 +123,7 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
                                                    long long *red,
                                                    flash_narrow_ring<C> *ring = nullptr) {
     typedef flash_narrow_layout<C, TMA> L;
-    static_assert(!TMA || OPP__SPLIT_SLICES == 1,
+    static_assert(!TMA || !OPP__SPLIT_SLICE_TILE,
                   "sliced splits: the TMA split kernel's per-warp tile (hopper_split_tile.cuh)");
     constexpr bool SLICED = OPP__SPLIT_SLICES > 1;
     const int64_t per = (int64_t)a.batch * a.hkv;

@@ -31,7 +31,10 @@
  * the sliced tile instead (kernels/hopper_split_tile.cuh: a slice of the
  * split per warp, no block barrier between them), on a ring of
  * OPP__SPLIT_TMA_STAGES_SL128 / _SL64 stages (4: at D 128 about 170 KB,
- * one block an SM).
+ * one block an SM); with OPP__SPLIT_SLICES_NARROW 1 as well, the narrow
+ * tile runs the slices one after another instead, the producer loading
+ * the key blocks in their order (opp__split_next_block), on the narrow
+ * tile's ring and two blocks an SM.
  * On by default (H100, bench/RESULTS.md, thirty-second session: the split
  * kernel's bits; 100 % of the copy bandwidth on 256 sequences of 4096 keys,
  * 3 % faster there, 2 % slower on 8 such sequences, level on
@@ -67,13 +70,13 @@ template <class S> struct hop_split_layout {
     static constexpr uint32_t NARROW = (ITEMS + 8u * SLOTS + 15u) & ~15u;
     /* the tile's buffers: the narrow tile's, or with OPP__SPLIT_SLICES 4
      * the sliced tile's (kernels/hopper_split_tile.cuh) */
-    static constexpr size_t TILE_BYTES = OPP__SPLIT_SLICES > 1
+    static constexpr size_t TILE_BYTES = OPP__SPLIT_SLICE_TILE
                                              ? (size_t)hop_slice_layout<S>::BYTES
                                              : (size_t)flash_narrow_layout<S, true>::BYTES;
     static constexpr size_t BYTES = 1024 + NARROW + TILE_BYTES;
     /* blocks an SM (the launch bound): one for sliced splits at DB 128
      * (their stages fill the SM's shared memory), else two */
-    static constexpr int MIN_BLOCKS = OPP__SPLIT_SLICES > 1 && S::DB > 64 ? 1 : 2;
+    static constexpr int MIN_BLOCKS = OPP__SPLIT_SLICE_TILE && S::DB > 64 ? 1 : 2;
     /* slot s of the handoff: its barriers, and the item (generic) */
     static __device__ __forceinline__ uint32_t ifull(uint32_t base, uint32_t s) {
         return base + IBARS + 8u * s;
@@ -213,7 +216,10 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
         }
         /* the sequence's first key row and batch coordinate */
         const int32_t row0 = a.cu_kv != NULL ? a.cu_kv[b] : 0, bc = a.cu_kv != NULL ? 0 : b;
-        for (int32_t j = jb; j < je; ++j, ++ring.n) {
+        /* in the consumers' order: ascending, or with OPP__SPLIT_SLICES 4 on
+         * the narrow tile slice by slice (opp__split_next_block) */
+        for (int32_t j = jb; j < je;
+             j = OPP__SPLIT_SLICE_TILE ? j + 1 : opp__split_next_block(j, jb, je), ++ring.n) {
             const uint32_t st = ring.stage(), full = ring.full(st);
             hop_mbar_wait(ring.empty(st), ring.phase() ^ 1u); /* a fresh barrier passes */
             hop_mbar_expect_tx(full, ring.STAGE);
@@ -264,7 +270,7 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, hop_split_layout<S>:
             hop_mbar_init(ring.full(s), 1); /* the producer's expect_tx */
             /* the consumer warps, or (sliced) every lane of the one that
              * took the stage (each releases its own reads and writes) */
-            hop_mbar_init(ring.empty(s), OPP__SPLIT_SLICES > 1 ? 32 : 4);
+            hop_mbar_init(ring.empty(s), OPP__SPLIT_SLICE_TILE ? 32 : 4);
         }
         for (uint32_t s = 0; s < L::SLOTS; ++s) {
             hop_mbar_init(L::ifull(base, s), 1);  /* the producer */
@@ -311,7 +317,7 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, hop_split_layout<S>:
                 if (w < 0) {
                     break;
                 }
-                if constexpr (OPP__SPLIT_SLICES > 1) {
+                if constexpr (OPP__SPLIT_SLICE_TILE) {
                     hop_split_tile<DT, S>(a, gbase + L::NARROW, w, red, &ring);
                 } else {
                     flash_split_narrow<DT, S, true>(a, (uint16_t *)(gbase + L::NARROW), w, red,

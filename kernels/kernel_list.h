@@ -484,6 +484,16 @@
 #if OPP__SPLIT_SLICES != 1 && OPP__SPLIT_SLICES != 4
 #error "OPP__SPLIT_SLICES: 1 or 4"
 #endif
+/* With OPP__SPLIT_SLICES 4: 1, the TMA split kernel runs the narrow tile
+ * over the slices one after another (its producer loading the key blocks
+ * in slice order: the cp.async narrow tile's arithmetic, four warps on
+ * each block, two blocks an SM) instead of a slice a warp; 0 (default):
+ * the per-warp sliced tile. The same bits. Built, not yet run. */
+#ifndef OPP__SPLIT_SLICES_NARROW
+#define OPP__SPLIT_SLICES_NARROW 0
+#endif
+/* the TMA split kernel's tile is the per-warp sliced one */
+#define OPP__SPLIT_SLICE_TILE (OPP__SPLIT_SLICES > 1 && !OPP__SPLIT_SLICES_NARROW)
 /* A sequence with at most this many split rows (ts G) runs them on the
  * narrow tile (kernels/flash_split_narrow.cuh: four warps on one m16
  * tile), a longer one on the split tile; a row's bits are the same. */

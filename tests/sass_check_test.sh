@@ -69,7 +69,10 @@
 #                             split kernel with its sliced tile: both dtypes'
 #                             hop_split_kernel, UTMALDG and the 64 + 64 HMMA
 #                             of a warp's whole key block in each, no local
-#                             memory) and //kernels:fast_split_slices
+#                             memory), //kernels:hopper_split_slices_narrow
+#                             (OPP__SPLIT_SLICES_NARROW 1: the slices on the
+#                             narrow tile, 16 + 16 HMMA a warp and a block,
+#                             UTMALDG, no local memory) and //kernels:fast_split_slices
 #                             (sm_90: both dtypes' flash_split_kernel, the
 #                             narrow-only and the mixed instance, HMMA in each)
 # The lines are CMocka's, so tools/ci_summary.py counts eight cases. Without
@@ -80,20 +83,20 @@
 #
 #   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O
 #       WS_OVERLAP_O WS_QREG_O WS_SACC2_O WS_NC3_O HOPPER_BM64_O SLICES_HOPPER_O
-#       SLICES_FAST_O KERNEL_LIST_H
+#       SLICES_NARROW_O SLICES_FAST_O KERNEL_LIST_H
 #   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
 #   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o,
 #   tf32x3_ws_overlap_tf32x3_d64.o, tf32x3_ws_qreg_tf32x3_d64.o,
 #   tf32x3_ws_sacc2_tf32x3_d64.o, tf32x3_ws_nc2_tf32x3_d64.o,
-#   hopper_d64_bm64_hopper_d64.o, hopper_split_slices_hopper_d128.o and
-#   fast_split_slices_flash_d128.o; kernels/kernel_list.h, whose
+#   hopper_d64_bm64_hopper_d64.o, hopper_split_slices_hopper_d128.o,
+#   hopper_split_slices_narrow_hopper_d128.o and fast_split_slices_flash_d128.o; kernels/kernel_list.h, whose
 #   OPP__HOPPER_GUARD_PDL default sets the instances expected)
 set -u
 
 finder=$1
 shift
 lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2="" ws_nc2="" bm64=""
-sl_hop="" sl_fast="" klist=""
+sl_hop="" sl_nar="" sl_fast="" klist=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
@@ -106,6 +109,7 @@ for f in "$@"; do
     */tf32x3_ws_nc2_tf32x3_d64.o) [ -n "$ws_nc2" ] || ws_nc2=$f ;;
     */hopper_d64_bm64_hopper_d64.o) [ -n "$bm64" ] || bm64=$f ;;
     */hopper_split_slices_hopper_d128.o) [ -n "$sl_hop" ] || sl_hop=$f ;;
+    */hopper_split_slices_narrow_hopper_d128.o) [ -n "$sl_nar" ] || sl_nar=$f ;;
     */fast_split_slices_flash_d128.o) [ -n "$sl_fast" ] || sl_fast=$f ;;
     */kernel_list.h) [ -n "$klist" ] || klist=$f ;;
     esac
@@ -415,6 +419,7 @@ split_counts() {
 sl_ok=1
 summary="function HMMA UTMALDG LDL/STL:"
 for pair in "hopper_split_slices:$sl_hop:sm_90a:hop_split_kernel:2" \
+    "hopper_split_slices_narrow:$sl_nar:sm_90a:hop_split_kernel:2" \
     "fast_split_slices:$sl_fast:sm_90:flash_split_kernel:4"; do
     IFS=: read -r name obj arch re want <<<"$pair"
     if [ -z "$obj" ] || [ ! -s "$obj" ]; then
@@ -432,18 +437,21 @@ $name:
 $(cat "$tmp/slf.txt")"
         [ "$(wc -l <"$tmp/slf.txt")" -eq "$want" ] || sl_ok=0
         [ -z "$(awk '$2 == 0' "$tmp/slf.txt")" ] || sl_ok=0
-        if [ "$re" = hop_split_kernel ]; then
+        if [ "$name" = hopper_split_slices ]; then
             # the sliced tile: a warp runs a whole 64-key block, 64 + 64
             # HMMA at D 128 (the narrow tile spreads them: 16 + 16 a warp);
             # its TMA loads; no spill
             [ -z "$(awk '$2 != 128 || $3 == 0 || $4 > 0' "$tmp/slf.txt")" ] || sl_ok=0
+        elif [ "$name" = hopper_split_slices_narrow ]; then
+            # the narrow tile: 16 + 16 HMMA a warp; TMA loads; no spill
+            [ -z "$(awk '$2 != 32 || $3 == 0 || $4 > 0' "$tmp/slf.txt")" ] || sl_ok=0
         fi
     fi
 done
 if [ $sl_ok -eq 1 ]; then
     report OK test_split_slices_build "$summary"
 else
-    report FAILED test_split_slices_build "want two sliced hop_split_kernel instances (128 HMMA, UTMALDG, no local memory) and four flash_split_kernel instances (HMMA); $summary"
+    report FAILED test_split_slices_build "want two sliced hop_split_kernel instances (128 HMMA, UTMALDG, no local memory), two on the narrow tile (32 HMMA, UTMALDG, no local memory) and four flash_split_kernel instances (HMMA); $summary"
     status=1
 fi
 exit $status
