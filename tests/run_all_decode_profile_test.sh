@@ -79,21 +79,20 @@ for k in varlen_guard_kernel hopper_attention_kernel hop_split_kernel flash_comb
 done
 grep -q "all 2 runs" "$log" || fail "timeline.py did not split the two runs: $(cat "$log")"
 
-# 2. read_ceiling fails: exit 1, said in the summary
-make_stage "$tmp/rc" 1 1
-(cd "$tmp/rc" && OUT="$tmp/rc/out" bash stage/run_all.sh --no-tests --decode-profile >/dev/null 2>&1)
-rc=$?
-[ "$rc" -eq 1 ] || fail "a failing read_ceiling: run_all exit $rc, expected 1"
-grep -q "read_ceiling: .*(exit 1)" "$tmp/rc/out/summary.txt" ||
-    fail "summary lacks read_ceiling's exit 1: $(cat "$tmp/rc/out/summary.txt")"
-
-# 3. no timeline written: exit 1, said in the summary
-make_stage "$tmp/nt" 0 0
-(cd "$tmp/nt" && OUT="$tmp/nt/out" bash stage/run_all.sh --no-tests --decode-profile >/dev/null 2>&1)
-rc=$?
-[ "$rc" -eq 1 ] || fail "no timeline: run_all exit $rc, expected 1"
-grep -q "decode profile: no timeline" "$tmp/nt/out/summary.txt" ||
-    fail "summary lacks 'no timeline': $(cat "$tmp/nt/out/summary.txt")"
+# expect_failure NAME RC_EXIT WRITE_TIMELINE WANT: run_all on such a stage
+# exits 1 and its summary has a line matching WANT
+expect_failure() {
+    make_stage "$tmp/$1" "$2" "$3"
+    (cd "$tmp/$1" && OUT="$tmp/$1/out" bash stage/run_all.sh --no-tests --decode-profile \
+        >/dev/null 2>&1)
+    rc=$?
+    [ "$rc" -eq 1 ] || fail "$1: run_all exit $rc, expected 1"
+    grep -q "$4" "$tmp/$1/out/summary.txt" ||
+        fail "$1: summary lacks '$4': $(cat "$tmp/$1/out/summary.txt")"
+}
+# 2. read_ceiling fails; 3. oppbench writes no timeline
+expect_failure rc 1 1 "read_ceiling: .*(exit 1)"
+expect_failure nt 0 0 "decode profile: no timeline"
 
 [ "$fails" -eq 0 ] || exit 1
 echo "run_all --decode-profile: 3 cases passed"
