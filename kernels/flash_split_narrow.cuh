@@ -71,8 +71,8 @@ template <class C, bool TMA = false> struct flash_narrow_layout {
  * swizzle: 16-byte chunk c of key row r at chunk c ^ (r % 8)), then V's;
  * full[s] completes when TMA has written stage s, empty[s] when the four
  * consumer warps are done with it (the sliced tile, OPP__SPLIT_SLICE_TILE:
- * the one warp that took it, kernels/hopper_split_tile.cuh). n counts the key blocks a side has
- * taken (each side keeps its own). */
+ * the one warp that took it, kernels/hopper_split_tile.cuh). n counts the
+ * key blocks a side has taken (each side keeps its own). */
 template <class C> struct flash_narrow_ring {
     static constexpr uint32_t STAGES =
         OPP__SPLIT_SLICE_TILE

@@ -115,6 +115,17 @@
 
 // --- the kernel
 
+/* WAIT (the guard's programmatic dependent): griddepcontrol.wait for the
+ * guard's end and record; then griddepcontrol.launch_dependents: the split
+ * launch after this one may start, and reads the record without a wait of
+ * its own, so the trigger never precedes the wait. */
+template <bool WAIT> __device__ __forceinline__ void hop_pass_guard() {
+    if constexpr (WAIT) {
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+    }
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
 /* grid.x blocks claim the items (hop_claim); rec: the guard record, whose
  * work_next (work_next_wide: the D 64 pair's wide launch) is the claim
  * counter, read before any tensor. PROBE: the instance for split decode
@@ -129,11 +140,11 @@
  * shared memory, barriers and the sequence order (reading only the
  * caller's lengths) while the guard runs, then wait for the guard's end
  * and record (griddepcontrol.wait) before they read the record; the probe
- * instance looks for tokens (the caller's lengths) first, then waits. The launch after this one
- * (the split launch, a programmatic dependent) may start once every block has passed that point
- * (its blocks read the record and claim from it without a wait of their own), on the SMs this
- * launch's blocks leave. Without GPDL or PROBE the machine code is the one measured before the
- * switch. */
+ * instance looks for tokens (the caller's lengths) first, then waits. The
+ * launch after this one (the split launch, a programmatic dependent) may
+ * start once every block has passed that point (hop_pass_guard), on the
+ * SMs this launch's blocks leave. Without GPDL or PROBE the machine code
+ * is the one measured before the switch. */
 template <int DT, class C, bool PROBE = false, bool GPDL = false>
 static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
     hopper_attention_kernel(const __grid_constant__ hop_maps maps, const flash_args a,
@@ -145,21 +156,15 @@ static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
          * acted on only past it: a block with no tokens leaves without a
          * read after the wait, so the split launch's blocks get its SM sooner */
         if (!hop_any_tokens<C>(a)) { /* uniform: a decode batch, split whole */
-            if constexpr (C::GUARD_PDL) {
-                asm volatile("griddepcontrol.wait;" ::: "memory");
-            }
-            asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+            hop_pass_guard<C::GUARD_PDL>();
             return;
         }
-        if constexpr (C::GUARD_PDL) {
-            asm volatile("griddepcontrol.wait;" ::: "memory");
-        }
-        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+        hop_pass_guard<C::GUARD_PDL>();
         if (rec->code != OPP_STATUS_SUCCESS) {
             return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
         }
     } else if constexpr (!GPDL) {
-        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+        hop_pass_guard<false>();
         if (rec->code != OPP_STATUS_SUCCESS) {
             return; /* the guard found bad cu_seqlens / nonpad: touch nothing */
         }
@@ -211,8 +216,7 @@ static __global__ void __launch_bounds__(C::THREADS, C::BLOCKS_PER_SM)
     hop_fence_proxy_async();
     __syncthreads();
     if constexpr (GPDL) {
-        asm volatile("griddepcontrol.wait;" ::: "memory"); /* the guard's end and record */
-        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+        hop_pass_guard<true>();
         if (rec->code != OPP_STATUS_SUCCESS) {
             return; /* uniform: bad cu_seqlens / nonpad, touch nothing */
         }
