@@ -92,6 +92,10 @@ uint64_t rc_expected_sum(uint64_t words, uint32_t t);
  * into buf. */
 void rc_case_name(const rc_case_t *c, char *buf, size_t size);
 
+/* The kv heads an item of the case reads: its heads for tma with heads
+ * > 1, else 1. */
+int32_t rc_case_heads(const rc_case_t *c);
+
 /* Checks a case's fields; 0, or -1 with a message naming the field.
  * (heads dividing the shape's hkv: rc_gpu_run checks that.) */
 int rc_case_check(const rc_case_t *c, char *err, size_t err_size);

@@ -366,7 +366,7 @@ static int rc_launch(rc_gpu_t *g, const rc_case_t *c, const CUtensorMap *mk, con
     a.hkv = g->shape.hkv;
     a.d = g->shape.d;
     a.split_keys = g->split_keys;
-    a.heads = c->pattern == RC_TMA && c->heads > 1 ? c->heads : 1;
+    a.heads = rc_case_heads(c);
     a.items = g->items / a.heads; /* rc_gpu_run: heads divides hkv */
     a.sum = g->sum;
     a.next = g->sum + 1;
@@ -429,7 +429,7 @@ extern "C" int rc_gpu_run(rc_gpu_t *g, const rc_case_t *c, uint64_t expect, int3
         snprintf(err, err_size, "reps %d (>= 1), warmup %d (>= 0)", reps, warmup);
         return -1;
     }
-    const int32_t heads = c->pattern == RC_TMA && c->heads > 1 ? c->heads : 1;
+    const int32_t heads = rc_case_heads(c);
     if (g->shape.hkv % heads != 0) {
         snprintf(err, err_size, "heads %d: does not divide the workload's %d kv heads", heads,
                  g->shape.hkv);

@@ -52,6 +52,10 @@ void rc_case_name(const rc_case_t *c, char *buf, size_t size) {
     }
 }
 
+int32_t rc_case_heads(const rc_case_t *c) {
+    return c->pattern == RC_TMA && c->heads > 1 ? c->heads : 1;
+}
+
 int rc_split_keys_check(int32_t keys, char *err, size_t err_size) {
     if (keys < 128 || keys % 128 != 0) {
         snprintf(err, err_size, "split keys %d: a multiple of 128 (every ROWS), at least 128",

@@ -88,6 +88,11 @@ static void test_case_names(void **state) {
     assert_string_equal(buf, "tma r64 s3");
     rc_case_name(&two, buf, sizeof buf);
     assert_string_equal(buf, "tma r32 s3 persistent h2");
+    assert_int_equal(rc_case_heads(&two), 2);
+    assert_int_equal(rc_case_heads(&one), 1);
+    assert_int_equal(rc_case_heads(&tma), 1);        /* heads 0: one */
+    const rc_case_t cp2 = {RC_CPASYNC, 64, 2, 0, 2}; /* (rc_case_check rejects it) */
+    assert_int_equal(rc_case_heads(&cp2), 1);
 }
 
 /* check CASE, WANT: rc_case_check fails and its message contains WANT. */

@@ -61,7 +61,7 @@ STUB
 
 # 1. the profile as it should run
 make_stage "$tmp/ok" 0 1
-out=$(cd "$tmp/ok" && OUT="$tmp/ok/out" sh -c 'bash stage/run_all.sh --no-tests --decode-profile' 2>&1)
+out=$(cd "$tmp/ok" && OUT="$tmp/ok/out" bash stage/run_all.sh --no-tests --decode-profile 2>&1)
 rc=$?
 [ "$rc" -eq 0 ] || fail "run_all --decode-profile exit $rc: $out"
 files=$(ls "$tmp/ok/out" 2>/dev/null | sort | tr '\n' ' ')
