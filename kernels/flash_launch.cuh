@@ -129,7 +129,7 @@ static opp_status_t flash_launch_combine(const flash_args &a, int64_t ts_max,
     const int64_t chunks = (ts_max * a.g * (a.dv / 2) + 127) / 128;
     const dim3 cgrid(cblocks < 0x7FFFFFFF ? (unsigned)cblocks : 0x7FFFFFFFu,
                      chunks > 1 ? (unsigned)chunks : 1u);
-    if constexpr (OPP__SPLIT_COMBINE_PDL) { /* kernels/kernel_list.h */
+    if constexpr (OPP__SPLIT_COMBINE_PDL) { /* kernels/split_config.h */
         OPP_TRY(flash_launch_dependent(flash_combine_kernel<DT>, cgrid, 128, 0, stream, ca, rec));
     } else {
         flash_combine_kernel<DT><<<cgrid, 128, 0, (cudaStream_t)stream>>>(ca, rec);

@@ -42,7 +42,7 @@
 #ifndef OPP_KERNELS_FLASH_SPLIT_NARROW_CUH
 #define OPP_KERNELS_FLASH_SPLIT_NARROW_CUH
 
-static_assert(OPP__SPLIT_NARROW_ROWS == 16, "one m16 tile (kernels/kernel_list.h)");
+static_assert(OPP__SPLIT_NARROW_ROWS == 16, "one m16 tile (kernels/split_config.h)");
 
 /* Offsets (16-bit elements) of the narrow tile's shared memory, for the
  * split tile's configuration C (its BN and PITCH); TMA: without K and V

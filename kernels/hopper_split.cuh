@@ -1,6 +1,6 @@
 /*
  * hopper_split.cuh - the TMA split kernel (OPP__SPLIT_TMA, kernels/
- * kernel_list.h): on SM 90, the split launch of a batch whose items all
+ * split_config.h): on SM 90, the split launch of a batch whose items all
  * take the narrow tile (at most 16 split rows: decode and short
  * speculative sequences) with the narrow tile's arithmetic unchanged
  * (kernels/flash_split_narrow.cuh, TMA = true: the same products, the same

@@ -31,7 +31,7 @@ static inline OPP__SPLIT_HD int32_t opp__key_end(int causal, int64_t t, int32_t 
 }
 
 /* The key count above which a sequence of G query heads per kv head splits
- * its last tokens (kernels/kernel_list.h): OPP__SPLIT_MIN_KV_GQA from G >=
+ * its last tokens (kernels/split_config.h): OPP__SPLIT_MIN_KV_GQA from G >=
  * OPP__SPLIT_GQA_G, else OPP__SPLIT_MIN_KV. A function of G alone, so the
  * rule stays batch and layout invariant. The host computes it once per call
  * (flash_args.split_min_kv); the kernels read it from there, never as a
@@ -83,7 +83,7 @@ static inline OPP__SPLIT_HD int opp__split_blocks(int32_t lq, int32_t lkv, int32
 }
 
 /* The key block after block j of a split's blocks [jb, je) in the order
- * of its slices (OPP__SPLIT_SLICES, kernels/kernel_list.h): slice s = (j -
+ * of its slices (OPP__SPLIT_SLICES, kernels/split_config.h): slice s = (j -
  * jb) % SLICES holds jb + s, jb + s + SLICES, ...; the slices run one after
  * another, in order, each ascending. At least je: none left. */
 static inline OPP__SPLIT_HD int32_t opp__split_next_block(int32_t j, int32_t jb, int32_t je) {
