@@ -166,6 +166,26 @@
 #endif
 /* the TMA split kernel's tile is the per-warp sliced one */
 #define OPP__SPLIT_SLICE_TILE (OPP__SPLIT_SLICES > 1 && !OPP__SPLIT_SLICES_NARROW)
+/* With OPP__SPLIT_SLICES 4 and OPP__SPLIT_SLICES_NARROW 1: a TMA split
+ * launch of at most OPP__SPLIT_SLICE_ITEMS items (the host's bound,
+ * ceil(max_seqlen_kv / OPP__SPLIT_KEYS) B Hkv: a small batch, whose items
+ * would leave most SMs idle) runs each item's four slices as four items of
+ * their own, on up to four SMs: each writes its slice's partial (the fold
+ * of that slice alone: its frame, sum and O) to the workspace, and the
+ * combine folds a split's slices in slice order by flash_slice_fold's
+ * operations before it adds the splits - the partial the one-block fold
+ * writes, bit for bit, so the rule (a function of the launch) never
+ * changes a row's bits. The workspace holds four slice partials a split
+ * row where the rule can hold (opp__split_slice_items, kernels/
+ * split_rule.h; lib/attention_plan.c). 0 (default): off. Built, not yet
+ * run. */
+#ifndef OPP__SPLIT_SLICE_ITEMS
+#define OPP__SPLIT_SLICE_ITEMS 0
+#endif
+#if OPP__SPLIT_SLICE_ITEMS < 0 || \
+    (OPP__SPLIT_SLICE_ITEMS > 0 && (OPP__SPLIT_SLICES != 4 || !OPP__SPLIT_SLICES_NARROW))
+#error "OPP__SPLIT_SLICE_ITEMS: 0, or > 0 with OPP__SPLIT_SLICES 4 and OPP__SPLIT_SLICES_NARROW 1"
+#endif
 /* A sequence with at most this many split rows (ts G) runs them on the
  * narrow tile (kernels/flash_split_narrow.cuh: four warps on one m16
  * tile), a longer one on the split tile; a row's bits are the same. */

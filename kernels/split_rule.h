@@ -100,6 +100,27 @@ static inline OPP__SPLIT_HD int opp__split_slice_ends(int32_t j, int32_t je) {
     return j + OPP__SPLIT_SLICES >= je;
 }
 
+/* The split launch's items (split, sequence, kv head): the host's bound
+ * ceil(max_seqlen_kv / OPP__SPLIT_KEYS) B Hkv, from the extents. */
+static inline OPP__SPLIT_HD int64_t opp__split_items(int64_t max_seqlen_kv, int64_t batch,
+                                                     int64_t hkv) {
+    return (max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * batch * hkv;
+}
+
+/* Whether a split launch of `items` items (opp__split_items) runs each item's slices as items
+ * of their own (OPP__SPLIT_SLICE_ITEMS, kernels/split_config.h): then the
+ * workspace holds OPP__SPLIT_SLICES slice partials a split row. */
+static inline OPP__SPLIT_HD int opp__split_slice_items(int64_t items) {
+    return OPP__SPLIT_SLICE_ITEMS > 0 && items <= OPP__SPLIT_SLICE_ITEMS;
+}
+
+/* The first key block of slice `slice` of a split's blocks [jb, je) (the
+ * slice's blocks: it, + OPP__SPLIT_SLICES, ... below je; none when it is
+ * at least je). */
+static inline OPP__SPLIT_HD int32_t opp__split_slice_first(int32_t jb, int32_t slice) {
+    return jb + slice;
+}
+
 /* The number of splits of a sequence of lkv keys (0 for none). */
 static inline OPP__SPLIT_HD int32_t opp__split_count(int32_t lkv) {
     return (int32_t)(((int64_t)lkv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS);
