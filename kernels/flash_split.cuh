@@ -266,9 +266,17 @@ __device__ void flash_combine_item(const flash_combine_args &a, const flash_comb
             if (mx != -INFINITY) {
 #pragma unroll 8
                 for (int32_t s = 0; s < ns; ++s) {
+                    const int64_t prow = prow0 + s * pstep;
                     float2 ml, po;
-                    flash_combine_part<SL>(a, prow0 + s * pstep, c, &ml, &po);
+                    if constexpr (SL) {
+                        flash_combine_part<SL>(a, prow, c, &ml, &po);
+                    } else {
+                        ml = a.part_ml[prow];
+                    }
                     const float w = flash_exp2(ml.x - mx);
+                    if constexpr (!SL) { /* (read here: the machine code of before SL) */
+                        po = *(const float2 *)(a.part_o + prow * a.dv + c);
+                    }
                     l = fmaf(w, ml.y, l);
                     o0 = fmaf(w, po.x, o0);
                     o1 = fmaf(w, po.y, o1);
