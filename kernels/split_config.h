@@ -146,8 +146,9 @@
  * 2.7 %, decode_g4_b8_kv4096 6.6 % and the speculative probes 3-4 %
  * slower. Four warps on four blocks at once did not shorten the small
  * batches' time (8 busy SMs of 132): what one SM reads a second bounds it,
- * not the tile's chain of work. Untried: a slice on each block of a
- * cluster of four SMs (the same bits, four SMs reading each split).
+ * not the tile's chain of work. Four SMs reading a split do
+ * (OPP__SPLIT_SLICE_ITEMS below: a small launch's slices as items of
+ * their own, folded by the combine; the same bits).
  * //kernels:hopper_split_slices and :fast_split_slices build it
  * (//tests:sass_check_test). */
 #ifndef OPP__SPLIT_SLICES
@@ -160,7 +161,11 @@
  * over the slices one after another (its producer loading the key blocks
  * in slice order: the cp.async narrow tile's arithmetic, four warps on
  * each block, two blocks an SM) instead of a slice a warp; 0 (default):
- * the per-warp sliced tile. The same bits. Built, not yet run. */
+ * the per-warp sliced tile. The same bits. Measured (H100, bench/
+ * RESULTS.md, forty-third session; against slices off): level from batch
+ * 8 up (decode_g4_b8_kv4096 0.998, _b64_kv4096 1.000, _b256_kv1024
+ * 1.004, decode_gqa_bf16 1.002), 2-5 % slower at batch 1 (the slices run
+ * one after another); fast_gpu_test 8/8. */
 #ifndef OPP__SPLIT_SLICES_NARROW
 #define OPP__SPLIT_SLICES_NARROW 0
 #endif
@@ -177,8 +182,16 @@
  * writes, bit for bit, so the rule (a function of the launch) never
  * changes a row's bits. The workspace holds four slice partials a split
  * row where the rule can hold (opp__split_slice_items, kernels/
- * split_rule.h; lib/attention_plan.c). 0 (default): off. Built, not yet
- * run. */
+ * split_rule.h; lib/attention_plan.c). 0 (default): off. Measured (H100,
+ * bench/RESULTS.md, forty-third session; 32 against slices off, one
+ * device command): decode_g4_b1_kv1024 and _g8_b1_kv1024 0.63x the time,
+ * the b1_kv4096 cases 0.80x, b1_kv16384 0.95-0.98x, the decode sweep's
+ * geometric mean 0.967 (worst decode_g8_b8_kv1024 1.029: 64 items, the
+ * slices in turn), decode_gqa_bf16 1.003; but the slices' arithmetic on
+ * the split tile costs spec_q16_g4 4.5 % and spec_q16_g8 2.4 %;
+ * fast_gpu_test 8/8 and compute-sanitizer memcheck clean; the same bits
+ * with and without slice items (rc_b1_kv1024: its 8 items sliced, against
+ * the in-block fold). 128 made b1_kv16384 (128 items) 1.2x slower. */
 #ifndef OPP__SPLIT_SLICE_ITEMS
 #define OPP__SPLIT_SLICE_ITEMS 0
 #endif
