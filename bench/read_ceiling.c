@@ -52,46 +52,6 @@ static void rc_usage(FILE *f) {
                "                    bytes a stage over two heads)\n");
 }
 
-/* "flat", "cpasync:64:2", "tma:64:4:persistent", "tma:32:3:persistent:h2"
- * -> *c; 0 or -1. */
-static int rc_parse_case(const char *spec, rc_case_t *c) {
-    memset(c, 0, sizeof(*c));
-    if (strcmp(spec, "flat") == 0) {
-        return 0;
-    }
-    char kind[16], tail[32] = "";
-    int rows = 0, stages = 0;
-    const int n = sscanf(spec, "%15[a-z]:%d:%d:%31s", kind, &rows, &stages, tail);
-    if (n < 3) {
-        return -1;
-    }
-    if (strcmp(kind, "cpasync") == 0) {
-        c->pattern = RC_CPASYNC;
-    } else if (strcmp(kind, "tma") == 0) {
-        c->pattern = RC_TMA;
-    } else {
-        return -1;
-    }
-    const char *t = tail;
-    if (strncmp(t, "persistent", 10) == 0 && (t[10] == '\0' || t[10] == ':')) {
-        c->persistent = 1;
-        t += t[10] == ':' ? 11 : 10;
-    }
-    if (*t == 'h') {
-        char *end = NULL;
-        const long h = strtol(t + 1, &end, 10);
-        if (end == t + 1 || *end != '\0' || h < 2 || h > 8) {
-            return -1;
-        }
-        c->heads = (int32_t)h;
-    } else if (*t != '\0') {
-        return -1;
-    }
-    c->rows = rows;
-    c->stages = stages;
-    return 0;
-}
-
 static int rc_int_arg(const char *opt, const char *v, int lo, int *out) {
     char *end = NULL;
     const long x = v != NULL ? strtol(v, &end, 10) : 0;
@@ -144,7 +104,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "read_ceiling: more than %d --case options\n", RC_MAX_CASES);
                 return 2;
             }
-            if (rc_parse_case(v, &cases[ncases]) != 0 ||
+            if (rc_case_parse(v, &cases[ncases]) != 0 ||
                 rc_case_check(&cases[ncases], err, sizeof err) != 0) {
                 fprintf(stderr,
                         "read_ceiling: --case '%s': not flat, cpasync:ROWS:STAGES or "

@@ -92,6 +92,14 @@ uint64_t rc_expected_sum(uint64_t words, uint32_t t);
  * into buf. */
 void rc_case_name(const rc_case_t *c, char *buf, size_t size);
 
+/* A --case spec into *c: "flat", or KIND:ROWS:STAGES[:persistent][:hN]
+ * with KIND cpasync or tma, ROWS and STAGES decimal integers (no sign, no
+ * space), e.g. "cpasync:64:2", "tma:64:4:persistent",
+ * "tma:32:3:persistent:h2"; N 2 .. 8. 0, or -1 (c zeroed) for anything
+ * else, trailing characters included. The values' ranges are
+ * rc_case_check's. */
+int rc_case_parse(const char *spec, rc_case_t *c);
+
 /* The kv heads an item of the case reads: its heads for tma with heads
  * > 1, else 1. */
 int32_t rc_case_heads(const rc_case_t *c);

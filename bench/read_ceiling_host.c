@@ -5,6 +5,7 @@
  * CPU-tested by //tests:read_ceiling_host_test.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "bench/read_ceiling.h"
 
@@ -96,6 +97,66 @@ int rc_case_check(const rc_case_t *c, char *err, size_t err_size) {
     if (c->pattern == RC_CPASYNC && c->heads > 1) {
         snprintf(err, err_size, "case cpasync: heads %d (tma only; cpasync reads one head an item)",
                  c->heads);
+        return -1;
+    }
+    return 0;
+}
+
+/* A decimal integer of 1 .. 6 digits at *p (no sign, no space), *p moved
+ * past it; -1 when there is none. */
+static int32_t rc_digits(const char **p) {
+    int32_t v = 0, n = 0;
+    while (**p >= '0' && **p <= '9' && n < 7) {
+        v = v * 10 + (**p - '0');
+        ++*p;
+        ++n;
+    }
+    return n >= 1 && n <= 6 ? v : -1;
+}
+
+int rc_case_parse(const char *spec, rc_case_t *c) {
+    memset(c, 0, sizeof(*c));
+    if (spec == NULL) {
+        return -1;
+    }
+    if (strcmp(spec, "flat") == 0) {
+        return 0;
+    }
+    const char *p = spec;
+    if (strncmp(p, "cpasync:", 8) == 0) {
+        c->pattern = RC_CPASYNC;
+        p += 8;
+    } else if (strncmp(p, "tma:", 4) == 0) {
+        c->pattern = RC_TMA;
+        p += 4;
+    } else {
+        return -1;
+    }
+    c->rows = rc_digits(&p);
+    if (c->rows < 0 || *p++ != ':') {
+        memset(c, 0, sizeof(*c));
+        return -1;
+    }
+    c->stages = rc_digits(&p);
+    if (c->stages < 0) {
+        memset(c, 0, sizeof(*c));
+        return -1;
+    }
+    if (strncmp(p, ":persistent", 11) == 0) {
+        c->persistent = 1;
+        p += 11;
+    }
+    if (p[0] == ':' && p[1] == 'h') {
+        p += 2;
+        const int32_t h = rc_digits(&p);
+        if (h < 2 || h > 8) {
+            memset(c, 0, sizeof(*c));
+            return -1;
+        }
+        c->heads = h;
+    }
+    if (*p != '\0') {
+        memset(c, 0, sizeof(*c));
         return -1;
     }
     return 0;

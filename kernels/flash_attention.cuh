@@ -84,7 +84,7 @@
  * run by flash_split_kernel over items (split, sequence, kv head), whose
  * partials flash_combine_kernel adds in split order. Inside a split the
  * arithmetic is this kernel's, over the split's key blocks; with
- * OPP__SPLIT_SLICES 4 (kernels/kernel_list.h) over each of its four slices
+ * OPP__SPLIT_SLICES 4 (kernels/split_config.h) over each of its four slices
  * (blocks jb + s, jb + s + 4, ...) in turn, from a fresh state, each
  * slice's (O, frame, sum) folded into the split's after its last block
  * (flash_slice_fold), as the TMA split kernel's warps run them side by

@@ -104,11 +104,13 @@ static opp_status_t flash_split_enqueue(const flash_args &sa, const opp__guard_r
 }
 
 /* The combine of a split launch, in split order, after it on `stream`:
- * ts_max bounds every sequence's split tokens (flash_launch_split). */
+ * ts_max bounds every sequence's split tokens (flash_launch_split);
+ * slices: the split launch wrote slice partials (OPP__SPLIT_SLICE_ITEMS,
+ * the TMA split kernel), which the combine folds first. */
 template <int DT>
 static opp_status_t flash_launch_combine(const flash_args &a, int64_t ts_max,
-                                         const opp__guard_record_t *rec,
-                                         struct CUstream_st *stream) {
+                                         const opp__guard_record_t *rec, struct CUstream_st *stream,
+                                         bool slices = false) {
     flash_combine_args ca;
     memset(&ca, 0, sizeof(ca));
     ca.src = flash_seq_src{a.cu_q, a.cu_kv, a.nonpad, a.q_seqlen, a.g, a.split_min_kv};
@@ -129,10 +131,18 @@ static opp_status_t flash_launch_combine(const flash_args &a, int64_t ts_max,
     const int64_t chunks = (ts_max * a.g * (a.dv / 2) + 127) / 128;
     const dim3 cgrid(cblocks < 0x7FFFFFFF ? (unsigned)cblocks : 0x7FFFFFFFu,
                      chunks > 1 ? (unsigned)chunks : 1u);
-    if constexpr (OPP__SPLIT_COMBINE_PDL) { /* kernels/kernel_list.h */
-        OPP_TRY(flash_launch_dependent(flash_combine_kernel<DT>, cgrid, 128, 0, stream, ca, rec));
+    void (*kernel)(const flash_combine_args, const opp__guard_record_t *) =
+        flash_combine_kernel<DT>;
+    if constexpr (OPP__SPLIT_SLICE_ITEMS > 0) {
+        if (slices) {
+            kernel = flash_combine_kernel<DT, true>;
+        }
+    }
+    (void)slices;
+    if constexpr (OPP__SPLIT_COMBINE_PDL) { /* kernels/split_config.h */
+        OPP_TRY(flash_launch_dependent(kernel, cgrid, 128, 0, stream, ca, rec));
     } else {
-        flash_combine_kernel<DT><<<cgrid, 128, 0, (cudaStream_t)stream>>>(ca, rec);
+        kernel<<<cgrid, 128, 0, (cudaStream_t)stream>>>(ca, rec);
     }
     OPP_CUDA_TRY(cudaGetLastError());
     return OPP_STATUS_SUCCESS;
@@ -151,8 +161,7 @@ static inline flash_args flash_split_args(const flash_args &a, const opp__proble
                                           int64_t *ts_max) {
     flash_args sa = a;
     sa.n_mb = 1;
-    sa.items =
-        ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * a.batch * a.hkv;
+    sa.items = opp__split_items(p->max_seqlen_kv, a.batch, a.hkv);
     const int64_t most = OPP__SPLIT_ROWS / a.g;
     *ts_max = p->max_seqlen_q < most ? p->max_seqlen_q : most;
     return sa;

@@ -7,7 +7,8 @@
  *                                (flash_row_frame, -inf for a row that saw
  *                                no key) and its sum in that frame
  *   P = off_b + s ts + (t - (L_q - ts)): sequence b's splits, split-major,
- *   then its split tokens t
+ *   then its split tokens t (with slice items, OPP__SPLIT_SLICE_ITEMS:
+ *   [4 P + slice, ..]: each slice's partial, which the combine folds)
  *
  * Which rows split: on the FAST rows with DB <= OPP__SPLIT_DMAX, the last
  * ts = min(L_q, floor(OPP__SPLIT_ROWS / G)) query tokens of every sequence
@@ -37,6 +38,7 @@
 #include "kernels/flash_tile.cuh"
 #include "kernels/kernel_list.h"
 #include "kernels/kernels.h"
+#include "kernels/softmax_rows.cuh"
 #include "kernels/split_rule.h"
 #include "lib/internal/problem.h"
 
@@ -149,6 +151,39 @@ __device__ __forceinline__ flash_combine_geo flash_combine_geo_of(const flash_co
     return q;
 }
 
+/* Split partial row prow's (frame, sum) and O's column pair c, c + 1. SL
+ * (slice items, OPP__SPLIT_SLICE_ITEMS): folded from its OPP__SPLIT_SLICES
+ * slice partials (rows SLICES prow + k), in slice order, through
+ * flash_slice_fold itself from flash_slice_start's state (each row of its
+ * pair the same one): the partial a block that folds the slices writes,
+ * bit for bit. */
+template <bool SL>
+__device__ __forceinline__ void flash_combine_part(const flash_combine_args &a, int64_t prow,
+                                                   int32_t c, float2 *ml, float2 *po) {
+    if constexpr (!SL) {
+        *ml = a.part_ml[prow];
+        *po = *(const float2 *)(a.part_o + prow * a.dv + c);
+    } else {
+        constexpr int NS = OPP__SPLIT_SLICES;
+        float2 sml[NS], spo[NS];
+#pragma unroll
+        for (int k = 0; k < NS; ++k) {
+            sml[k] = a.part_ml[prow * NS + k];
+            spo[k] = *(const float2 *)(a.part_o + (prow * NS + k) * a.dv + c);
+        }
+        float o[1][4], F[2], L[2];
+        flash_slice_start(o, F, L);
+#pragma unroll
+        for (int k = 0; k < NS; ++k) {
+            const float os[1][4] = {{spo[k].x, spo[k].y, spo[k].x, spo[k].y}};
+            const float fs[2] = {sml[k].x, sml[k].x}, ls[2] = {sml[k].y, sml[k].y};
+            flash_slice_fold(o, F, L, os, fs, ls);
+        }
+        *ml = make_float2(F[0], L[0]);
+        *po = make_float2(o[0][0], o[0][1]);
+    }
+}
+
 /* One combine item, sequence b and kv head hk (its partials at q), by the
  * gridDim.y blocks of its column blockIdx.y (each takes every gridDim.y-th
  * 128-element chunk of the item's column pairs): for each of its G ts split
@@ -157,8 +192,10 @@ __device__ __forceinline__ flash_combine_geo flash_combine_geo_of(const flash_co
  * (M + log2 L) ln 2; a row that saw no key (M = -inf) gets O = 0 and
  * LSE = -inf. Up to 8 splits, a thread's loads all issue at once and are
  * kept in registers; past 8 the splits are read twice (the max, then the
- * sums), unrolled by 8. The same operations in the same order either way. */
-template <int DT>
+ * sums), unrolled by 8. The same operations in the same order either way.
+ * SL: each split's partial folded from its slices (flash_combine_part),
+ * always on the second way. */
+template <int DT, bool SL>
 __device__ void flash_combine_item(const flash_combine_args &a, const flash_combine_geo &q,
                                    int32_t b, int32_t hk) {
     if (q.ts == 0) {
@@ -186,13 +223,12 @@ __device__ void flash_combine_item(const flash_combine_args &a, const flash_comb
         const int64_t prow0 = (off + ti) * hq + h,
                       pstep = (int64_t)ts * hq; /* split s: + s pstep */
         float mx = -INFINITY, l = 0.0f, o0 = 0.0f, o1 = 0.0f;
-        if (ns <= 8) {
+        if (!SL && ns <= 8) { /* (SL: the slices' loads would not fit the registers) */
             float2 ml[8], po[8];
 #pragma unroll
             for (int32_t s = 0; s < 8; ++s) {
                 if (s < ns) {
-                    ml[s] = a.part_ml[prow0 + s * pstep];
-                    po[s] = *(const float2 *)(a.part_o + (prow0 + s * pstep) * a.dv + c);
+                    flash_combine_part<SL>(a, prow0 + s * pstep, c, &ml[s], &po[s]);
                 }
             }
 #pragma unroll
@@ -219,15 +255,28 @@ __device__ void flash_combine_item(const flash_combine_args &a, const flash_comb
              * long-KV, small-batch decode) */
 #pragma unroll 8
             for (int32_t s = 0; s < ns; ++s) {
-                mx = fmaxf(mx, a.part_ml[prow0 + s * pstep].x);
+                if constexpr (SL) {
+                    float2 ml, po;
+                    flash_combine_part<SL>(a, prow0 + s * pstep, c, &ml, &po);
+                    mx = fmaxf(mx, ml.x);
+                } else {
+                    mx = fmaxf(mx, a.part_ml[prow0 + s * pstep].x);
+                }
             }
             if (mx != -INFINITY) {
 #pragma unroll 8
                 for (int32_t s = 0; s < ns; ++s) {
                     const int64_t prow = prow0 + s * pstep;
-                    const float2 ml = a.part_ml[prow];
+                    float2 ml, po;
+                    if constexpr (SL) {
+                        flash_combine_part<SL>(a, prow, c, &ml, &po);
+                    } else {
+                        ml = a.part_ml[prow];
+                    }
                     const float w = flash_exp2(ml.x - mx);
-                    const float2 po = *(const float2 *)(a.part_o + prow * a.dv + c);
+                    if constexpr (!SL) { /* (read here: the machine code of before SL) */
+                        po = *(const float2 *)(a.part_o + prow * a.dv + c);
+                    }
                     l = fmaf(w, ml.y, l);
                     o0 = fmaf(w, po.x, o0);
                     o1 = fmaf(w, po.y, o1);
@@ -249,8 +298,9 @@ __device__ void flash_combine_item(const flash_combine_args &a, const flash_comb
  * pairs) into 128-element chunks; rec: the guard record, read (with
  * OPP__SPLIT_COMBINE_PDL, after the split launch's end) before any
  * partial. The first item's geometry (lengths and partial offset, a block
- * reduction) is computed before that wait, under the split launch's end. */
-template <int DT>
+ * reduction) is computed before that wait, under the split launch's end.
+ * SL: the partials are slice partials (flash_combine_part). */
+template <int DT, bool SL = false>
 static __global__ void __launch_bounds__(128)
     flash_combine_kernel(const flash_combine_args a, const opp__guard_record_t *rec) {
     __shared__ long long red[32];
@@ -272,7 +322,7 @@ static __global__ void __launch_bounds__(128)
         if (w != blockIdx.x) { /* split_offset syncs before it writes red */
             q = flash_combine_geo_of(a, (int32_t)(w / a.hkv), red);
         }
-        flash_combine_item<DT>(a, q, (int32_t)(w / a.hkv), (int32_t)(w % a.hkv));
+        flash_combine_item<DT, SL>(a, q, (int32_t)(w / a.hkv), (int32_t)(w % a.hkv));
     }
 }
 

@@ -42,7 +42,7 @@
 #ifndef OPP_KERNELS_FLASH_SPLIT_NARROW_CUH
 #define OPP_KERNELS_FLASH_SPLIT_NARROW_CUH
 
-static_assert(OPP__SPLIT_NARROW_ROWS == 16, "one m16 tile (kernels/kernel_list.h)");
+static_assert(OPP__SPLIT_NARROW_ROWS == 16, "one m16 tile (kernels/split_config.h)");
 
 /* Offsets (16-bit elements) of the narrow tile's shared memory, for the
  * split tile's configuration C (its BN and PITCH); TMA: without K and V
@@ -117,15 +117,24 @@ template <class C> struct flash_narrow_ring {
  * fills `ring`): K and V come from the ring, not by cp.async, the block's
  * barriers are named barrier 1 of 128 threads, and V rows past the
  * sequence (another sequence's keys) become zeros before P V; every product
- * and stored value is the same. */
+ * and stored value is the same. slice >= 0 (TMA, OPP__SPLIT_SLICE_ITEMS):
+ * a slice item, slice `slice` of the split alone (its blocks may be none),
+ * its partial (the fold of that slice: flash_slice_fold from the start)
+ * at row OPP__SPLIT_SLICES P + slice. */
 template <int DT, class C, bool TMA = false>
-__device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t *smem, int64_t w,
-                                                   long long *red,
-                                                   flash_narrow_ring<C> *ring = nullptr) {
+__device__ __forceinline__ void
+flash_split_narrow(const flash_args &a, uint16_t *smem, int64_t w, long long *red,
+                   flash_narrow_ring<C> *ring = nullptr, int32_t slice = -1) {
     typedef flash_narrow_layout<C, TMA> L;
     static_assert(!TMA || !OPP__SPLIT_SLICE_TILE,
                   "sliced splits: the TMA split kernel's per-warp tile (hopper_split_tile.cuh)");
     constexpr bool SLICED = OPP__SPLIT_SLICES > 1;
+    /* the slice of a slice item, else -1 (a constant without them) */
+    const int32_t sli = TMA && OPP__SPLIT_SLICE_ITEMS > 0 ? slice : -1;
+    /* the block after j in this tile's order */
+    auto next_block = [&](int32_t j, int32_t jb, int32_t je) {
+        return sli >= 0 ? j + OPP__SPLIT_SLICES : opp__split_next_block(j, jb, je);
+    };
     const int64_t per = (int64_t)a.batch * a.hkv;
     const int32_t split = (int32_t)(w / per);
     const int32_t b = (int32_t)((w % per) / a.hkv), hk = (int32_t)(w % a.hkv);
@@ -207,7 +216,8 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
         v_col[q] = v_lane + (n2 < C::DB / 16 ? n2 : C::DB / 16 - 1) * 16 * 2;
     }
 
-    for (int32_t j = jb; j < je; j = opp__split_next_block(j, jb, je)) {
+    for (int32_t j = sli >= 0 ? opp__split_slice_first(jb, sli) : jb; j < je;
+         j = next_block(j, jb, je)) {
         /* TMA: this block's stage (K_j, V_j) */
         const uint32_t st = TMA ? ring->stage() : 0;
         const uint32_t tk = TMA ? ring->k(st) : 0, tv = TMA ? ring->v(st) : 0;
@@ -369,7 +379,8 @@ __device__ __forceinline__ void flash_split_narrow(const flash_args &a, uint16_t
             continue;
         }
         const int32_t tt = (rem0 + r) / g, hg = (rem0 + r) - tt * g;
-        const int64_t prow = (part0 + t0 + tt - (lq - ts)) * a.hq + hk * g + hg;
+        const int64_t prow0 = (part0 + t0 + tt - (lq - ts)) * a.hq + hk * g + hg;
+        const int64_t prow = sli >= 0 ? prow0 * OPP__SPLIT_SLICES + sli : prow0;
         float *prow_o = a.part_o + prow * a.dv;
 #pragma unroll
         for (int n = 0; n < 2 * L::NQ; ++n) {

@@ -1,6 +1,6 @@
 /*
  * hopper_split.cuh - the TMA split kernel (OPP__SPLIT_TMA, kernels/
- * kernel_list.h): on SM 90, the split launch of a batch whose items all
+ * split_config.h): on SM 90, the split launch of a batch whose items all
  * take the narrow tile (at most 16 split rows: decode and short
  * speculative sequences) with the narrow tile's arithmetic unchanged
  * (kernels/flash_split_narrow.cuh, TMA = true: the same products, the same
@@ -166,20 +166,30 @@ __device__ void hop_split_rank(const flash_args &a, uint32_t *cnt, uint16_t *per
 template <class S>
 __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, const flash_args &a,
                                   opp__guard_record_t *rec, flash_narrow_ring<S> ring,
-                                  uint8_t *gbase, const uint16_t *perm, uint32_t rank_bar) {
+                                  uint8_t *gbase, const uint16_t *perm, uint32_t rank_bar,
+                                  bool slice_items) {
     typedef hop_split_layout<S> L;
+    constexpr int32_t NSL = OPP__SPLIT_SLICES;
     const uint32_t base = ring.ring; /* ring.n: the key blocks loaded */
     const int64_t per = (int64_t)a.batch * a.hkv;
     const bool causal = a.is_causal != 0;
+    /* slice items (OPP__SPLIT_SLICE_ITEMS): claim c is slice c % NSL of the
+     * item claim c / NSL would be without them */
+    const bool si = OPP__SPLIT_SLICE_ITEMS > 0 && slice_items;
+    const int64_t claims = si ? a.items * NSL : a.items;
     unsigned long long *ctr = (unsigned long long *)&rec->work_next_split;
     for (uint32_t it = 0;; ++it) {
         int64_t w;
-        int32_t b = 0, hk = 0, jb = 0, je = 0;
+        int32_t b = 0, hk = 0, jb = 0, je = 0, slice = 0;
         for (;;) { /* the next item with split blocks, or -1 */
             w = (int64_t)atomicAdd(ctr, 1ull);
-            if (w >= a.items) {
+            if (w >= claims) {
                 w = -1;
                 break;
+            }
+            if (si) {
+                slice = (int32_t)(w % NSL);
+                w /= NSL;
             }
             int32_t split;
             /* r: a last-split claim's rank (kernels/split_rule.h), which only
@@ -209,7 +219,9 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
         }
         const uint32_t slot = it % L::SLOTS, sph = (it / L::SLOTS) & 1u;
         hop_mbar_wait(L::iempty(base, slot), sph ^ 1u); /* a fresh barrier passes */
-        *L::item(gbase, slot) = w;
+        /* (a slice item: the item times NSL plus its slice; handed even
+         * when the slice has no block, for its partial) */
+        *L::item(gbase, slot) = si && w >= 0 ? w * NSL + slice : w;
         hop_mbar_arrive(L::ifull(base, slot)); /* release: the consumers read w after it */
         if (w < 0) {
             return;
@@ -217,9 +229,13 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
         /* the sequence's first key row and batch coordinate */
         const int32_t row0 = a.cu_kv != NULL ? a.cu_kv[b] : 0, bc = a.cu_kv != NULL ? 0 : b;
         /* in the consumers' order: ascending, or with OPP__SPLIT_SLICES 4 on
-         * the narrow tile slice by slice (opp__split_next_block) */
-        for (int32_t j = jb; j < je;
-             j = OPP__SPLIT_SLICE_TILE ? j + 1 : opp__split_next_block(j, jb, je), ++ring.n) {
+         * the narrow tile slice by slice (opp__split_next_block); a slice
+         * item's slice alone */
+        for (int32_t j = si ? opp__split_slice_first(jb, slice) : jb; j < je;
+             j = si                      ? j + NSL
+                 : OPP__SPLIT_SLICE_TILE ? j + 1
+                                         : opp__split_next_block(j, jb, je),
+                     ++ring.n) {
             const uint32_t st = ring.stage(), full = ring.full(st);
             hop_mbar_wait(ring.empty(st), ring.phase() ^ 1u); /* a fresh barrier passes */
             hop_mbar_expect_tx(full, ring.STAGE);
@@ -246,7 +262,9 @@ __device__ void hop_split_produce(const CUtensorMap *mk, const CUtensorMap *mv, 
  * OPP__SPLIT_TMA_ORDER, whether the last splits are ranked (else claimed
  * in batch order); bit 1 (OPP__SPLIT_GUARD_PDL only): the launch is the
  * guard's programmatic dependent, so its blocks wait for the guard's end
- * and record (griddepcontrol.wait) before they read it. */
+ * and record (griddepcontrol.wait) before they read it; bit 2
+ * (OPP__SPLIT_SLICE_ITEMS only): slice items, a.items OPP__SPLIT_SLICES
+ * claims, each a slice of an item, its partial the slice's. */
 template <int DT, class S>
 static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, hop_split_layout<S>::MIN_BLOCKS)
     hop_split_kernel(const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv,
@@ -287,7 +305,9 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, hop_split_layout<S>:
     if (rec->code == OPP_STATUS_SUCCESS) { /* bad cu_seqlens / nonpad: touch nothing */
         __shared__ uint16_t rank_perm[OPP__SPLIT_TMA_ORDER ? OPP__SPLIT_ORDER_MAX : 1];
         /* rank: uniform (the launcher's a.batch <= OPP__SPLIT_ORDER_MAX) */
-        const bool ranked = OPP__SPLIT_TMA_ORDER && (OPP__SPLIT_GUARD_PDL ? rank & 1 : rank) != 0;
+        const bool ranked =
+            OPP__SPLIT_TMA_ORDER &&
+            (OPP__SPLIT_GUARD_PDL || OPP__SPLIT_SLICE_ITEMS > 0 ? rank & 1 : rank) != 0;
         if (threadIdx.x >= 160) { /* warp 5 ranks the sequences */
             if (ranked) {
                 __shared__ uint32_t rank_cnt[OPP__SPLIT_KEYS / S::BN + 1];
@@ -303,7 +323,7 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, hop_split_layout<S>:
         } else if (threadIdx.x >= 128) {
             if (threadIdx.x == 128) {
                 hop_split_produce<S>(&mk, &mv, a, rec, ring, gbase, ranked ? rank_perm : nullptr,
-                                     rank_bar);
+                                     rank_bar, (rank & 4) != 0);
             }
         } else {
             for (uint32_t it = 0;; ++it) {
@@ -319,6 +339,11 @@ static __global__ void __launch_bounds__(HOP_SPLIT_THREADS, hop_split_layout<S>:
                 }
                 if constexpr (OPP__SPLIT_SLICE_TILE) {
                     hop_split_tile<DT, S>(a, gbase + L::NARROW, w, red, &ring);
+                } else if constexpr (OPP__SPLIT_SLICE_ITEMS > 0) {
+                    /* (rank & 4: slice items, the slice in w's low digit) */
+                    const int32_t nsl = (rank & 4) ? OPP__SPLIT_SLICES : 1;
+                    flash_split_narrow<DT, S, true>(a, (uint16_t *)(gbase + L::NARROW), w / nsl,
+                                                    red, &ring, nsl > 1 ? (int32_t)(w % nsl) : -1);
                 } else {
                     flash_split_narrow<DT, S, true>(a, (uint16_t *)(gbase + L::NARROW), w, red,
                                                     &ring);
@@ -382,24 +407,29 @@ static opp_status_t hop_split_tma(const flash_args &a, const opp__problem_t *p,
             opp__device_cache_set(per_sm_cache, dev, per_sm);
         }
         const int64_t cap = (int64_t)sms * per_sm;
-        const unsigned grid = (unsigned)(sa.items < cap ? sa.items : cap);
+        /* a small launch's slices as items of their own (the workspace holds
+         * their partials: lib/attention_plan.c, the same rule) */
+        const bool slices = OPP__SPLIT_SLICE_ITEMS > 0 && opp__split_slice_items(sa.items);
+        const int64_t claims = slices ? sa.items * OPP__SPLIT_SLICES : sa.items;
+        const unsigned grid = (unsigned)(claims < cap ? claims : cap);
         /* rank the last splits where their lengths may differ (packed: not
          * every sequence at max_seqlen_kv; padded: nonpad is on the device)
          * and the permutation fits the block */
         const int32_t rank = a.batch > 1 && a.batch <= OPP__SPLIT_ORDER_MAX &&
                              !(packed && p->total_kv == (int64_t)a.batch * p->max_seqlen_kv);
         const bool after_guard = OPP__SPLIT_GUARD_PDL && flash_all_split(a, p);
+        const int32_t flags = rank | (slices ? 4 : 0);
         if (after_hopper || after_guard) {
             OPP_TRY(flash_launch_dependent(hop_split_kernel<DT, S>, grid, HOP_SPLIT_THREADS,
                                            L::BYTES, stream, mk, mv, sa, rec,
-                                           rank | (after_guard ? 2 : 0)));
+                                           flags | (after_guard ? 2 : 0)));
         } else {
             hop_split_kernel<DT, S><<<grid, HOP_SPLIT_THREADS, L::BYTES, (cudaStream_t)stream>>>(
-                mk, mv, sa, rec, rank);
+                mk, mv, sa, rec, flags);
         }
         OPP_CUDA_TRY(cudaGetLastError());
         *done = true;
-        return flash_launch_combine<DT>(a, ts_max, rec, stream);
+        return flash_launch_combine<DT>(a, ts_max, rec, stream, slices);
     }
 }
 

@@ -1,6 +1,6 @@
 /*
  * hopper_split_tile.cuh - the TMA split kernel's tile for sliced splits
- * (OPP__SPLIT_SLICES 4, kernels/kernel_list.h): an item (split, sequence,
+ * (OPP__SPLIT_SLICES 4, kernels/split_config.h): an item (split, sequence,
  * kv head) of at most 16 split rows, one m16 tile, whose four consumer
  * warps each run one slice of the split's key blocks on their own, with no
  * barrier between them until the item's end. Included by
@@ -27,7 +27,7 @@
  * same order; the V rows past the sequence (another sequence's keys) are
  * zeroed first, as the cp.async loads leave them. Each warp releases its
  * stage when done with it (every lane arrives: empty barrier count 32).
- * The ring's stages are a multiple of four (kernels/kernel_list.h), so
+ * The ring's stages are a multiple of four (kernels/split_config.h), so
  * within an item stage s serves one warp, which consumed the stage's
  * previous fill itself: its wait on the full barrier's phase parity is
  * never two fills ahead. At the item's end each
@@ -67,7 +67,7 @@ __device__ __forceinline__ void hop_split_tile(const flash_args &a, uint8_t *sme
     typedef hop_slice_layout<C> L;
     typedef flash_narrow_ring<C> R;
     static_assert(sizeof(C) > 0 && OPP__SPLIT_SLICES == 4, "a slice per consumer warp");
-    static_assert(R::STAGES % 4 == 0, "a stage serves one warp within an item (kernel_list.h)");
+    static_assert(R::STAGES % 4 == 0, "a stage serves one warp within an item (split_config.h)");
     constexpr int N8 = L::N8, ND = C::DB / 16, NB = C::BN / 16;
     const int64_t per = (int64_t)a.batch * a.hkv;
     const int32_t split = (int32_t)(w / per);

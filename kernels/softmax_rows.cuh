@@ -198,7 +198,7 @@ __device__ __forceinline__ float flash_quad_sum(float x) {
 }
 
 /* Folds a slice's partial of a row pair into the split's (OPP__SPLIT_SLICES,
- * kernels/kernel_list.h), slices in order: per row h, fs = the slice's
+ * kernels/split_config.h), slices in order: per row h, fs = the slice's
  * frame (-inf: it saw no key, and changes nothing), ls its sum (the whole
  * row's, flash_quad_sum); F, L: the fold's frame and sum so far (-inf, 0
  * before the first slice that saw a key, which is taken as it is); else F'

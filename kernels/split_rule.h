@@ -31,7 +31,7 @@ static inline OPP__SPLIT_HD int32_t opp__key_end(int causal, int64_t t, int32_t 
 }
 
 /* The key count above which a sequence of G query heads per kv head splits
- * its last tokens (kernels/kernel_list.h): OPP__SPLIT_MIN_KV_GQA from G >=
+ * its last tokens (kernels/split_config.h): OPP__SPLIT_MIN_KV_GQA from G >=
  * OPP__SPLIT_GQA_G, else OPP__SPLIT_MIN_KV. A function of G alone, so the
  * rule stays batch and layout invariant. The host computes it once per call
  * (flash_args.split_min_kv); the kernels read it from there, never as a
@@ -83,7 +83,7 @@ static inline OPP__SPLIT_HD int opp__split_blocks(int32_t lq, int32_t lkv, int32
 }
 
 /* The key block after block j of a split's blocks [jb, je) in the order
- * of its slices (OPP__SPLIT_SLICES, kernels/kernel_list.h): slice s = (j -
+ * of its slices (OPP__SPLIT_SLICES, kernels/split_config.h): slice s = (j -
  * jb) % SLICES holds jb + s, jb + s + SLICES, ...; the slices run one after
  * another, in order, each ascending. At least je: none left. */
 static inline OPP__SPLIT_HD int32_t opp__split_next_block(int32_t j, int32_t jb, int32_t je) {
@@ -98,6 +98,27 @@ static inline OPP__SPLIT_HD int32_t opp__split_next_block(int32_t j, int32_t jb,
  * [jb, je)): the tiles fold the slice there. */
 static inline OPP__SPLIT_HD int opp__split_slice_ends(int32_t j, int32_t je) {
     return j + OPP__SPLIT_SLICES >= je;
+}
+
+/* The split launch's items (split, sequence, kv head): the host's bound
+ * ceil(max_seqlen_kv / OPP__SPLIT_KEYS) B Hkv, from the extents. */
+static inline OPP__SPLIT_HD int64_t opp__split_items(int64_t max_seqlen_kv, int64_t batch,
+                                                     int64_t hkv) {
+    return (max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS * batch * hkv;
+}
+
+/* Whether a split launch of `items` items (opp__split_items) runs each item's slices as items
+ * of their own (OPP__SPLIT_SLICE_ITEMS, kernels/split_config.h): then the
+ * workspace holds OPP__SPLIT_SLICES slice partials a split row. */
+static inline OPP__SPLIT_HD int opp__split_slice_items(int64_t items) {
+    return OPP__SPLIT_SLICE_ITEMS > 0 && items <= OPP__SPLIT_SLICE_ITEMS;
+}
+
+/* The first key block of slice `slice` of a split's blocks [jb, je) (the
+ * slice's blocks: it, + OPP__SPLIT_SLICES, ... below je; none when it is
+ * at least je). */
+static inline OPP__SPLIT_HD int32_t opp__split_slice_first(int32_t jb, int32_t slice) {
+    return jb + slice;
 }
 
 /* The number of splits of a sequence of lkv keys (0 for none). */

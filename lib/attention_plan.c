@@ -9,6 +9,10 @@
  *                             bare workspace pointer.
  *   split_o        FAST split-KV partial O, float [split_rows, Hq, Dv]
  *   split_ml       its (frame, l) pairs, float [split_rows, Hq, 2]
+ *                  (both times OPP__SPLIT_SLICES where the split launch
+ *                  may run a split's slices as items of their own:
+ *                  opp__split_slice_items, kernels/split_rule.h; a partial
+ *                  row's slice s at row 4 r + s)
  * The split regions exist only when the problem's shape has a FAST kernel
  * that splits (16-bit storage, D, Dv <= OPP__SPLIT_DMAX; whatever the
  * algorithm, so one workspace serves EXACT, FAST and TF32X3 alike; f32,
@@ -52,7 +56,10 @@ void opp__plan_layout(const opp__problem_t *p, void *workspace, opp__plan_t *pla
     plan->split_o = NULL;
     plan->split_ml = NULL;
     if (plan->split_rows > 0) {
-        const size_t rows = (size_t)plan->split_rows * (size_t)p->a.hq;
+        /* the split launch's items, as flash_split_args counts them */
+        const int64_t items = opp__split_items(p->max_seqlen_kv, p->batch, p->a.hkv);
+        const size_t slices = opp__split_slice_items(items) ? OPP__SPLIT_SLICES : 1;
+        const size_t rows = (size_t)plan->split_rows * (size_t)p->a.hq * slices;
         plan->split_o = (float *)opp__bump_take(&bump, rows * (size_t)p->a.dv * sizeof(float));
         plan->split_ml = (float *)opp__bump_take(&bump, rows * 2 * sizeof(float));
     }

@@ -365,6 +365,9 @@ typedef struct opp_varlen {
  * of num_heads * (v_head_size + 2) floats, 256-byte aligned, with
  *   R = min(ceil(max_seqlen_kv / 1024) * min(total_q, batch * floor(64 / G)),
  *           (floor(total_kv / 1024) + batch) * floor(64 / G)).
+ * (A build with the A/B switch OPP__SPLIT_SLICE_ITEMS N > 0, kernels/
+ * split_config.h, needs 4 R rows where ceil(max_seqlen_kv / 1024) * batch
+ * * kv_num_heads <= N; the shipped library has N = 0.)
  * It depends only on the descriptor, never on the device lengths, so one
  * workspace serves every batch the descriptor's extents allow (graph replay).
  * @return : OPP_STATUS_SUCCESS (with *workspace_bytes set), or the status of

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/kernel_list.h"
 #include "kernels/kernels.h"
 #include "lib/internal/attention_plan.h"
 #include "lib/internal/dispatch.h"
@@ -74,7 +75,8 @@ static void test_workspace_size_is_the_guard_record(void **state) {
 
 /* The split-KV partials: rows = min(ceil(max_kv / S) min(total_q, B qmax),
  * (total_kv / S + B) qmax) with qmax = 64 / G, times Hq (Dv + 2) floats,
- * when max_kv exceeds T = 1024 keys (512 from G 4). */
+ * when max_kv exceeds T = 1024 keys (512 from G 4); times 4 in a build with
+ * slice items where the launch has at most OPP__SPLIT_SLICE_ITEMS items. */
 static void test_workspace_size_split_partials(void **state) {
     (void)state;
     const struct {
@@ -85,7 +87,9 @@ static void test_workspace_size_split_partials(void **state) {
         {2, 16384, 16384, 16384, 32, 8, 128, OPP_ALGO_FAST}, /* long prefill: B qmax */
         {3, 4000, 2100, 1025, 8, 8, 64, OPP_ALGO_FAST},      /* MHA: qmax 64 */
         {5, 5, INT32_MAX, INT32_MAX, 16, 2, 96, OPP_ALGO_AUTO},
-        {8, 8, 4096, 513, 32, 8, 128, OPP_ALGO_AUTO}, /* G 4: more than 512 keys split */
+        {8, 8, 4096, 513, 32, 8, 128, OPP_ALGO_AUTO},  /* G 4: more than 512 keys split */
+        {1, 1, 1100, 1100, 32, 8, 128, OPP_ALGO_AUTO}, /* 16 items: slice items' bound */
+        {1, 4, 1100, 1100, 32, 8, 128, OPP_ALGO_AUTO}, /* speculative: 4 tokens */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
         opp_attention_desc_t d;
@@ -103,7 +107,14 @@ static void test_workspace_size_split_partials(void **state) {
         const int64_t q_split = cases[i].total_q < b * qmax ? cases[i].total_q : b * qmax;
         const int64_t rows_a = ((int64_t)cases[i].max_kv + 1023) / 1024 * q_split;
         const int64_t rows_b = ((int64_t)cases[i].total_kv / 1024 + b) * qmax;
-        const size_t rows = (size_t)(rows_a < rows_b ? rows_a : rows_b) * (size_t)cases[i].hq;
+        /* four slice partials a row where the split launch may run a split's
+         * slices as items (OPP__SPLIT_SLICE_ITEMS, an A/B build's switch: at
+         * most that many items, ceil(max_kv / S) B Hkv) */
+        const int64_t items = ((int64_t)cases[i].max_kv + 1023) / 1024 * b * cases[i].hkv;
+        const size_t slices =
+            OPP__SPLIT_SLICE_ITEMS > 0 && items <= OPP__SPLIT_SLICE_ITEMS ? OPP__SPLIT_SLICES : 1;
+        const size_t rows =
+            (size_t)(rows_a < rows_b ? rows_a : rows_b) * (size_t)cases[i].hq * slices;
         const size_t want = 256 + align256(rows * (size_t)cases[i].dv * 4) + align256(rows * 8);
         size_t bytes = 0;
         assert_opp_ok(opp_packed_attention_workspace_size(&d, &bytes));

@@ -112,6 +112,9 @@ static void test_fast_batch_invariance(void **state) {
     size_t runs = 0, rows = 0, keyless = 0, empty = 0, longs = 0, tokens = 0, split = 0;
     size_t narrow = 0, cross = 0; /* split sequences on the narrow tile packed; of them, on the
                                      split tile padded (the tiles must agree bit for bit) */
+    size_t sl_alone = 0; /* of the narrow ones, with OPP__SPLIT_SLICE_ITEMS: slice items alone
+                            (its own launch) but not in the packed batch (the combine's fold
+                            against the in-block one, bit for bit; SM 90) */
     size_t n_dt[2] = {0, 0}, causal = 0, softcap = 0, gqa = 0, mqa = 0, scale = 0, dv_ne_d = 0;
     const double t0 = opp_progress_now_s();
     for (long i = 0; i < batches; ++i) {
@@ -140,6 +143,10 @@ static void test_fast_batch_invariance(void **state) {
             if (splits(&lb, b) && split_rows(&lb, lb.lq[b]) <= OPP__SPLIT_NARROW_ROWS) {
                 narrow++;
                 cross += split_rows(&lb, lb.max_lq) > OPP__SPLIT_NARROW_ROWS;
+                const int64_t hkv = lb.kv_num_heads;
+                sl_alone += opp__split_slice_items(opp__split_items(lb.lkv[b], 1, hkv)) &&
+                            !(opp__split_slice_items(opp__split_items(lb.max_lkv, lb.batch, hkv)) &&
+                              split_rows(&lb, lb.max_lq) <= OPP__SPLIT_NARROW_ROWS);
             }
         }
         opp_lb_free(&lb);
@@ -147,13 +154,14 @@ static void test_fast_batch_invariance(void **state) {
     printf("L4 batch invariance: %ld batches (f16 %zu, bf16 %zu; causal %zu, softcap %zu, GQA %zu, "
            "Hkv = 1 %zu, custom scale %zu, Dv != D %zu; %zu with rows that see no key, %zu empty "
            "sequences, %zu with a sequence > 2000, %zu split-KV sequences: %zu on the narrow tile "
-           "packed (alone: the narrow-only launch), %zu of them on the split tile padded), %zu "
+           "packed (alone: the narrow-only launch), %zu of them on the split tile padded, %zu "
+           "of them slice items alone but not in the batch), %zu "
            "query tokens, %zu "
            "runs: packed == padded "
            "4D/3D (finite, NaN padding) == alone == reversed == between other (random, NaN) "
            "sequences == repeated, bit for bit, out and LSE (%.1f s)%s\n",
            batches, n_dt[0], n_dt[1], causal, softcap, gqa, mqa, scale, dv_ne_d, keyless, empty,
-           longs, split, narrow, cross, tokens, runs, opp_progress_now_s() - t0,
+           longs, split, narrow, cross, sl_alone, tokens, runs, opp_progress_now_s() - t0,
            opp_ft_cap_len(INT32_MAX) < INT32_MAX ? "; lengths capped by OPP_GPU_TEST_MAX_LEN" : "");
     assert_int_equal(rows, keyless);
     if (batches >= 5 && opp_ft_cap_len(INT32_MAX) == INT32_MAX) {
@@ -162,6 +170,9 @@ static void test_fast_batch_invariance(void **state) {
     if (batches >= 300 && opp_ft_cap_len(INT32_MAX) == INT32_MAX) {
         /* the default stream has sequences whose rows run on both split tiles */
         assert_true(narrow > 0 && cross > 0);
+        /* and, where a build runs slice items, sequences whose alone run takes them and
+         * whose batch run does not */
+        assert_true(OPP__SPLIT_SLICE_ITEMS == 0 || sl_alone > 0);
     }
 }
 

@@ -5,7 +5,8 @@
  * Python implementation of its formula; the properties that make the word
  * sum a check of a read pattern (no all-zero 16-byte chunk, so a dropped
  * chunk changes the sum; K's and V's sums differ, so reading one tensor
- * twice does); the cases' names and the errors that name the bad field.
+ * twice does); the --case grammar; the cases' names and the errors that
+ * name the bad field.
  *
  *   bazel test //tests:read_ceiling_host_test
  */
@@ -95,6 +96,67 @@ static void test_case_names(void **state) {
     assert_int_equal(rc_case_heads(&cp2), 1);
 }
 
+/* The --case grammar: each good spec into the fields written by hand
+ * here; every bad one (unknown kind, a missing, signed, spaced or
+ * over-long number, trailing characters, heads outside 2 .. 8) -1 with the
+ * case zeroed. */
+static void test_case_parse(void **state) {
+    (void)state;
+    const struct {
+        const char *spec;
+        rc_case_t want;
+    } good[] = {
+        {"flat", {RC_FLAT, 0, 0, 0, 0}},
+        {"cpasync:64:2", {RC_CPASYNC, 64, 2, 0, 0}},
+        {"tma:64:4:persistent", {RC_TMA, 64, 4, 1, 0}},
+        {"tma:32:3:persistent:h2", {RC_TMA, 32, 3, 1, 2}},
+        {"tma:128:8:h8", {RC_TMA, 128, 8, 0, 8}},
+        {"cpasync:0:0", {RC_CPASYNC, 0, 0, 0, 0}}, /* (rc_case_check's to reject) */
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; ++i) {
+        rc_case_t c;
+        memset(&c, 0x5A, sizeof c);
+        if (rc_case_parse(good[i].spec, &c) != 0 || memcmp(&c, &good[i].want, sizeof c) != 0) {
+            fail_msg("'%s': parsed as %d %d %d %d %d", good[i].spec, (int)c.pattern, c.rows,
+                     c.stages, c.persistent, c.heads);
+        }
+    }
+    const char *bad[] = {"",
+                         "fla",
+                         "flat:1",
+                         "tma",
+                         "tma:",
+                         "tma:64",
+                         "tma:64:",
+                         "tma:64:3x",
+                         "tma:64:3:",
+                         "tma::3",
+                         "tma:-64:3",
+                         "tma:+64:3",
+                         "tma: 64:3",
+                         "tma:1234567:3",
+                         "tma:64:3:persist",
+                         "tma:64:3:persistentx",
+                         "tma:64:3:h1",
+                         "tma:64:3:h9",
+                         "tma:64:3:h",
+                         "tma:64:3:h2:persistent",
+                         "tma:64:3:persistent:h2x",
+                         "dma:64:3",
+                         "TMA:64:3",
+                         NULL};
+    for (int i = 0; bad[i] != NULL; ++i) {
+        rc_case_t c, zero;
+        memset(&c, 0x5A, sizeof c);
+        memset(&zero, 0, sizeof zero);
+        if (rc_case_parse(bad[i], &c) != -1 || memcmp(&c, &zero, sizeof c) != 0) {
+            fail_msg("'%s' was not rejected with the case zeroed", bad[i]);
+        }
+    }
+    rc_case_t c;
+    assert_int_equal(rc_case_parse(NULL, &c), -1);
+}
+
 /* check CASE, WANT: rc_case_check fails and its message contains WANT. */
 static void expect_bad(rc_case_t c, const char *want) {
     char err[128] = "";
@@ -150,6 +212,7 @@ int main(void) {
         cmocka_unit_test(test_no_zero_chunk),
         cmocka_unit_test(test_sums_tell_tensors_apart),
         cmocka_unit_test(test_case_names),
+        cmocka_unit_test(test_case_parse),
         cmocka_unit_test(test_case_check_names_field),
         cmocka_unit_test(test_split_keys_check_names_value),
     };

@@ -72,9 +72,13 @@
 #                             memory), //kernels:hopper_split_slices_narrow
 #                             (OPP__SPLIT_SLICES_NARROW 1: the slices on the
 #                             narrow tile, 16 + 16 HMMA a warp and a block,
-#                             UTMALDG, no local memory) and //kernels:fast_split_slices
-#                             (sm_90: both dtypes' flash_split_kernel, the
-#                             narrow-only and the mixed instance, HMMA in each)
+#                             UTMALDG, no local memory), //kernels:
+#                             hopper_split_slice_items (OPP__SPLIT_SLICE_ITEMS:
+#                             the narrow tile's counts again, and both dtypes'
+#                             slice-folding combine, no local memory) and
+#                             //kernels:fast_split_slices (sm_90: both dtypes'
+#                             flash_split_kernel, the narrow-only and the
+#                             mixed instance, HMMA in each)
 # The lines are CMocka's, so tools/ci_summary.py counts eight cases. Without
 # cuobjdump and nvdisasm (tools/find_cuobjdump.sh looks for them; the CUDA
 # 13 toolkit here has neither, tools/bootstrap.sh installs PyPI's
@@ -83,20 +87,21 @@
 #
 #   sass_check_test.sh FIND_CUOBJDUMP_SH LIBOPPACKED_A... 1WG_O WS_K2_O WS_TURNS_O
 #       WS_OVERLAP_O WS_QREG_O WS_SACC2_O WS_NC3_O HOPPER_BM64_O SLICES_HOPPER_O
-#       SLICES_NARROW_O SLICES_FAST_O KERNEL_LIST_H
+#       SLICES_NARROW_O SLICE_ITEMS_O SLICES_FAST_O KERNEL_LIST_H
 #   (the first named liboppacked.a; the objects tf32x3_1wg_tf32x3_d64.o,
 #   tf32x3_ws_k2_tf32x3_d64.o, tf32x3_ws_turns_tf32x3_d64.o,
 #   tf32x3_ws_overlap_tf32x3_d64.o, tf32x3_ws_qreg_tf32x3_d64.o,
 #   tf32x3_ws_sacc2_tf32x3_d64.o, tf32x3_ws_nc2_tf32x3_d64.o,
 #   hopper_d64_bm64_hopper_d64.o, hopper_split_slices_hopper_d128.o,
-#   hopper_split_slices_narrow_hopper_d128.o and fast_split_slices_flash_d128.o; kernels/kernel_list.h, whose
+#   hopper_split_slices_narrow_hopper_d128.o, hopper_split_slice_items_hopper_d128.o
+#   and fast_split_slices_flash_d128.o; kernels/kernel_list.h, whose
 #   OPP__HOPPER_GUARD_PDL default sets the instances expected)
 set -u
 
 finder=$1
 shift
 lib="" one_wg="" ws_k2="" ws_turns="" ws_overlap="" ws_qreg="" ws_sacc2="" ws_nc2="" bm64=""
-sl_hop="" sl_nar="" sl_fast="" klist=""
+sl_hop="" sl_nar="" sl_items="" sl_fast="" klist=""
 for f in "$@"; do
     case "$f" in
     */liboppacked.a) [ -n "$lib" ] || lib=$f ;;
@@ -110,6 +115,7 @@ for f in "$@"; do
     */hopper_d64_bm64_hopper_d64.o) [ -n "$bm64" ] || bm64=$f ;;
     */hopper_split_slices_hopper_d128.o) [ -n "$sl_hop" ] || sl_hop=$f ;;
     */hopper_split_slices_narrow_hopper_d128.o) [ -n "$sl_nar" ] || sl_nar=$f ;;
+    */hopper_split_slice_items_hopper_d128.o) [ -n "$sl_items" ] || sl_items=$f ;;
     */fast_split_slices_flash_d128.o) [ -n "$sl_fast" ] || sl_fast=$f ;;
     */kernel_list.h) [ -n "$klist" ] || klist=$f ;;
     esac
@@ -420,6 +426,7 @@ sl_ok=1
 summary="function HMMA UTMALDG LDL/STL:"
 for pair in "hopper_split_slices:$sl_hop:sm_90a:hop_split_kernel:2" \
     "hopper_split_slices_narrow:$sl_nar:sm_90a:hop_split_kernel:2" \
+    "hopper_split_slice_items:$sl_items:sm_90a:hop_split_kernel:2" \
     "fast_split_slices:$sl_fast:sm_90:flash_split_kernel:4"; do
     IFS=: read -r name obj arch re want <<<"$pair"
     if [ -z "$obj" ] || [ ! -s "$obj" ]; then
@@ -442,16 +449,24 @@ $(cat "$tmp/slf.txt")"
             # HMMA at D 128 (the narrow tile spreads them: 16 + 16 a warp);
             # its TMA loads; no spill
             [ -z "$(awk '$2 != 128 || $3 == 0 || $4 > 0' "$tmp/slf.txt")" ] || sl_ok=0
-        elif [ "$name" = hopper_split_slices_narrow ]; then
+        elif [ "$name" != fast_split_slices ]; then
             # the narrow tile: 16 + 16 HMMA a warp; TMA loads; no spill
             [ -z "$(awk '$2 != 32 || $3 == 0 || $4 > 0' "$tmp/slf.txt")" ] || sl_ok=0
+        fi
+        if [ "$name" = hopper_split_slice_items ]; then
+            # the combine that folds slice partials (SL true), both dtypes, no spill
+            split_counts "$tmp/sl.txt" 'flash_combine_kernelILi1[06]ELb1E' >"$tmp/slc.txt"
+            summary="$summary
+$(cat "$tmp/slc.txt")"
+            [ "$(wc -l <"$tmp/slc.txt")" -eq 2 ] || sl_ok=0
+            [ -z "$(awk '$4 > 0' "$tmp/slc.txt")" ] || sl_ok=0
         fi
     fi
 done
 if [ $sl_ok -eq 1 ]; then
     report OK test_split_slices_build "$summary"
 else
-    report FAILED test_split_slices_build "want two sliced hop_split_kernel instances (128 HMMA, UTMALDG, no local memory), two on the narrow tile (32 HMMA, UTMALDG, no local memory) and four flash_split_kernel instances (HMMA); $summary"
+    report FAILED test_split_slices_build "want two sliced hop_split_kernel instances (128 HMMA, UTMALDG, no local memory), two on the narrow tile (32 HMMA, UTMALDG, no local memory) in each of the narrow and the slice-item objects, the latter's two slice-folding combines (no local memory), and four flash_split_kernel instances (HMMA); $summary"
     status=1
 fi
 exit $status

@@ -212,6 +212,45 @@ static void test_slice_order(void **state) {
     }
 }
 
+/* Slice items (OPP__SPLIT_SLICE_ITEMS: //tests:split_rule_slice_items_test
+ * builds this file with 32): slice s's own walk, from opp__split_slice_first
+ * by OPP__SPLIT_SLICES, is the blocks of slice s in opp__split_next_block's
+ * walk, in its order, and opp__split_slice_ends holds at its last block
+ * alone; the launch's items and the rule against their definitions. */
+static void test_slice_items(void **state) {
+    (void)state;
+    const int sl = OPP__SPLIT_SLICES;
+    for (int32_t jb = 0; jb < 40; jb += 13) {
+        for (int32_t n = 1; n <= 20; ++n) {
+            const int32_t je = jb + n;
+            for (int s = 0; s < sl; ++s) {
+                int32_t want[64], nw = 0; /* slice s in the one-block walk */
+                for (int32_t j = jb; j < je; j = opp__split_next_block(j, jb, je)) {
+                    if ((j - jb) % sl == s) {
+                        want[nw++] = j;
+                    }
+                }
+                int32_t k = 0;
+                for (int32_t j = opp__split_slice_first(jb, s); j < je; j += sl, ++k) {
+                    assert_true(k < nw);
+                    assert_int_equal(j, want[k]);
+                    assert_int_equal(opp__split_slice_ends(j, je), k == nw - 1);
+                }
+                assert_int_equal(k, nw);
+            }
+        }
+    }
+    const int64_t kv[] = {1, 1024, 1025, 4096, 131072, INT32_MAX};
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); ++i) {
+        for (int64_t b = 1; b <= 300; b += 37) {
+            const int64_t want = (kv[i] / OPP__SPLIT_KEYS + (kv[i] % OPP__SPLIT_KEYS != 0)) * b * 8;
+            assert_int_equal(opp__split_items(kv[i], b, 8), want);
+            assert_int_equal(opp__split_slice_items(want),
+                             OPP__SPLIT_SLICE_ITEMS > 0 && want <= OPP__SPLIT_SLICE_ITEMS);
+        }
+    }
+}
+
 static void test_claim_order(void **state) {
     (void)state;
     const int32_t gs[] = {1, 2, 4, 8, 16};
@@ -306,6 +345,7 @@ int main(void) {
         cmocka_unit_test(test_split_min_kv),
         cmocka_unit_test(test_split_blocks_match_definition),
         cmocka_unit_test(test_slice_order),
+        cmocka_unit_test(test_slice_items),
         cmocka_unit_test(test_claim_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
