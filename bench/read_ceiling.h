@@ -105,8 +105,13 @@ int rc_case_parse(const char *spec, rc_case_t *c);
 int32_t rc_case_heads(const rc_case_t *c);
 
 /* Checks a case's fields; 0, or -1 with a message naming the field.
- * (heads dividing the shape's hkv: rc_gpu_run checks that.) */
+ * (heads dividing the shape's hkv: rc_case_fits.) */
 int rc_case_check(const rc_case_t *c, char *err, size_t err_size);
+
+/* rc_case_check, then whether the case fits the shape: its heads an item
+ * (rc_case_heads) divide the shape's hkv; 0, or -1 with a message naming
+ * the field (rc_gpu_run checks a case with it). */
+int rc_case_fits(const rc_case_t *c, const rc_shape_t *s, char *err, size_t err_size);
 
 /* Checks a split size for rc_gpu_set_split_keys (a multiple of 128, every
  * case's ROWS, and at least 128); 0, or -1 with a message naming it. */

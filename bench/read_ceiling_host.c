@@ -161,3 +161,16 @@ int rc_case_parse(const char *spec, rc_case_t *c) {
     }
     return 0;
 }
+
+int rc_case_fits(const rc_case_t *c, const rc_shape_t *s, char *err, size_t err_size) {
+    if (rc_case_check(c, err, err_size) != 0) {
+        return -1;
+    }
+    const int32_t heads = rc_case_heads(c);
+    if (s->hkv < 1 || s->hkv % heads != 0) {
+        snprintf(err, err_size, "heads %d: does not divide the workload's %d kv heads", heads,
+                 s->hkv);
+        return -1;
+    }
+    return 0;
+}

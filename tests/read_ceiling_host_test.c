@@ -188,6 +188,36 @@ static void test_case_check_names_field(void **state) {
     expect_bad((rc_case_t){RC_CPASYNC, 64, 2, 0, 2}, "heads 2");
 }
 
+/* rc_case_fits: a case's heads an item must divide the shape's kv heads
+ * (decode_gqa_bf16's 8: h2, h4, h8 fit; 6 kv heads: h4 and h8 do not, and
+ * the message names the heads and the count); a bad case fails as
+ * rc_case_check does. */
+static void test_case_fits_shape(void **state) {
+    (void)state;
+    const int32_t lkv[1] = {1024};
+    const rc_shape_t s8 = {1, 8, 128, lkv}, s6 = {1, 6, 128, lkv};
+    char err[128] = "";
+    for (int32_t h = 2; h <= 8; h *= 2) {
+        const rc_case_t c = {RC_TMA, 64, 3, 1, h};
+        assert_int_equal(rc_case_fits(&c, &s8, err, sizeof err), 0);
+    }
+    const rc_case_t h2 = {RC_TMA, 64, 3, 1, 2}, h4 = {RC_TMA, 64, 3, 1, 4},
+                    flat = {RC_FLAT, 0, 0, 0, 0}, cp = {RC_CPASYNC, 64, 2, 0, 0};
+    assert_int_equal(rc_case_fits(&h2, &s6, err, sizeof err), 0);
+    assert_int_equal(rc_case_fits(&flat, &s6, err, sizeof err), 0);
+    assert_int_equal(rc_case_fits(&cp, &s6, err, sizeof err), 0);
+    err[0] = '\0';
+    assert_int_equal(rc_case_fits(&h4, &s6, err, sizeof err), -1);
+    assert_non_null(strstr(err, "heads 4"));
+    assert_non_null(strstr(err, "6 kv heads"));
+    const rc_case_t bad = {RC_TMA, 48, 3, 0, 0};
+    err[0] = '\0';
+    assert_int_equal(rc_case_fits(&bad, &s8, err, sizeof err), -1);
+    char want[128] = "";
+    assert_int_equal(rc_case_check(&bad, want, sizeof want), -1);
+    assert_string_equal(err, want);
+}
+
 static void test_split_keys_check_names_value(void **state) {
     (void)state;
     char err[128] = "";
@@ -214,6 +244,7 @@ int main(void) {
         cmocka_unit_test(test_case_names),
         cmocka_unit_test(test_case_parse),
         cmocka_unit_test(test_case_check_names_field),
+        cmocka_unit_test(test_case_fits_shape),
         cmocka_unit_test(test_split_keys_check_names_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
