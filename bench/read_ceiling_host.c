@@ -115,50 +115,47 @@ static int32_t rc_digits(const char **p) {
 }
 
 int rc_case_parse(const char *spec, rc_case_t *c) {
-    memset(c, 0, sizeof(*c));
+    memset(c, 0, sizeof(*c)); /* what a bad spec leaves */
     if (spec == NULL) {
         return -1;
     }
     if (strcmp(spec, "flat") == 0) {
         return 0;
     }
+    rc_case_t t = {RC_FLAT, 0, 0, 0, 0};
     const char *p = spec;
     if (strncmp(p, "cpasync:", 8) == 0) {
-        c->pattern = RC_CPASYNC;
+        t.pattern = RC_CPASYNC;
         p += 8;
     } else if (strncmp(p, "tma:", 4) == 0) {
-        c->pattern = RC_TMA;
+        t.pattern = RC_TMA;
         p += 4;
     } else {
         return -1;
     }
-    c->rows = rc_digits(&p);
-    if (c->rows < 0 || *p++ != ':') {
-        memset(c, 0, sizeof(*c));
+    t.rows = rc_digits(&p);
+    if (t.rows < 0 || *p++ != ':') {
         return -1;
     }
-    c->stages = rc_digits(&p);
-    if (c->stages < 0) {
-        memset(c, 0, sizeof(*c));
+    t.stages = rc_digits(&p);
+    if (t.stages < 0) {
         return -1;
     }
     if (strncmp(p, ":persistent", 11) == 0) {
-        c->persistent = 1;
+        t.persistent = 1;
         p += 11;
     }
     if (p[0] == ':' && p[1] == 'h') {
         p += 2;
-        const int32_t h = rc_digits(&p);
-        if (h < 2 || h > 8) {
-            memset(c, 0, sizeof(*c));
+        t.heads = rc_digits(&p);
+        if (t.heads < 2 || t.heads > 8) {
             return -1;
         }
-        c->heads = h;
     }
     if (*p != '\0') {
-        memset(c, 0, sizeof(*c));
         return -1;
     }
+    *c = t;
     return 0;
 }
 
