@@ -51,14 +51,6 @@ static opp_status_t check_extent(const char *tensor, int64_t b, int64_t s, int64
 
 // --- the problem
 
-/* Whether some kernel serves the claim-time attributes a (on some GPU). */
-static opp_status_t claim_supported(const opp__attrs_t *a) {
-    opp__problem_t claim = {0}; /* batch 0: attributes only */
-    claim.a = *a;
-    const opp__kernel_row_t *row;
-    return opp__dispatch_select(&claim, 0, &row);
-}
-
 opp_status_t opp__problem_from_attention24(const opp_attention24_desc_t *user, opp__problem_t *p) {
     opp_attention24_desc_t local; /* the caller's struct_size bytes, defaults beyond */
     OPP_TRY(opp__attention24_desc_load(user, &local));
@@ -66,7 +58,7 @@ opp_status_t opp__problem_from_attention24(const opp_attention24_desc_t *user, o
     const opp__claim_fields_t f = OPP__CLAIM_FIELDS(desc);
     opp__attrs_t a;
     OPP_TRY(opp__claim_fields_check(&f, &a));
-    OPP_TRY(claim_supported(&a)); /* claim-time faults before batch-shape faults */
+    OPP_TRY(opp__dispatch_claim(&a)); /* claim-time faults before batch-shape faults */
     OPP_RETURN_IF(desc->input_rank != 3 && desc->input_rank != 4, OPP_STATUS_BAD_PARAM_SHAPE,
                   "input_rank = %" PRId32 " must be 3 or 4", desc->input_rank);
     OPP_RETURN_IF(desc->batch <= 0, OPP_STATUS_BAD_PARAM_BATCH, "batch = %" PRId32 " must be >= 1",

@@ -31,12 +31,7 @@ opp_status_t opp_attention24_nonpad_workspace_size(const opp_attention24_desc_t 
                                                    size_t *workspace_bytes) {
     opp__problem_t p;
     OPP_TRY(opp__problem_from_attention24(desc, &p)); /* the descriptor first, then the arguments */
-    OPP_RETURN_IF(workspace_bytes == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER,
-                  "workspace_bytes is NULL");
-    opp__plan_t plan;
-    opp__plan_layout(&p, NULL, &plan);
-    *workspace_bytes = plan.workspace_bytes;
-    return OPP_STATUS_SUCCESS;
+    return opp__plan_workspace_bytes(&p, workspace_bytes);
 }
 
 opp_status_t opp_attention24_nonpad_fwd_lse(const opp_attention24_desc_t *desc,

@@ -90,14 +90,6 @@ static opp_status_t check_strides(const opp_attention_desc_t *desc, const opp__a
     return OPP_STATUS_SUCCESS;
 }
 
-/* Whether some kernel serves the claim-time attributes a (on some GPU). */
-static opp_status_t claim_supported(const opp__attrs_t *a) {
-    opp__problem_t claim = {0}; /* batch 0: attributes only */
-    claim.a = *a;
-    const opp__kernel_row_t *row;
-    return opp__dispatch_select(&claim, 0, &row);
-}
-
 /* Resolves a checked descriptor: dense strides for 0, packed layout. */
 static void resolve(const opp_attention_desc_t *desc, const opp__attrs_t *a, opp__problem_t *p) {
     *p = (opp__problem_t){0};
@@ -127,7 +119,7 @@ opp_status_t opp__problem_from_desc(const opp_attention_desc_t *user, opp__probl
     const opp__claim_fields_t f = OPP__CLAIM_FIELDS(desc);
     opp__attrs_t a;
     OPP_TRY(opp__claim_fields_check(&f, &a));
-    OPP_TRY(claim_supported(&a)); /* claim-time faults before batch-shape faults */
+    OPP_TRY(opp__dispatch_claim(&a)); /* claim-time faults before batch-shape faults */
     OPP_RETURN_IF(desc->batch <= 0, OPP_STATUS_BAD_PARAM_BATCH, "batch = %" PRId32 " must be >= 1",
                   desc->batch);
     OPP_TRY(check_total("total_q", desc->total_q));
@@ -148,7 +140,7 @@ opp_status_t opp_attention_claim_check(const opp_attention_desc_t *desc) {
     const opp__claim_fields_t f = OPP__CLAIM_FIELDS(&local);
     opp__attrs_t a;
     OPP_TRY(opp__claim_fields_check(&f, &a));
-    return claim_supported(&a);
+    return opp__dispatch_claim(&a);
 }
 
 opp_status_t opp_attention_desc_check(const opp_attention_desc_t *desc) {

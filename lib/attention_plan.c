@@ -66,6 +66,15 @@ void opp__plan_layout(const opp__problem_t *p, void *workspace, opp__plan_t *pla
     plan->workspace_bytes = opp__bump_total(&bump);
 }
 
+opp_status_t opp__plan_workspace_bytes(const opp__problem_t *p, size_t *workspace_bytes) {
+    OPP_RETURN_IF(workspace_bytes == NULL, OPP_STATUS_BAD_PARAM_NULL_POINTER,
+                  "workspace_bytes is NULL");
+    opp__plan_t plan;
+    opp__plan_layout(p, NULL, &plan);
+    *workspace_bytes = plan.workspace_bytes;
+    return OPP_STATUS_SUCCESS;
+}
+
 opp_status_t opp__plan_bind(const opp__problem_t *p, void *workspace, size_t workspace_bytes,
                             opp__plan_t *plan) {
     opp__plan_layout(p, NULL, plan);

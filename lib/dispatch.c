@@ -292,6 +292,13 @@ opp_status_t opp__dispatch_select(const opp__problem_t *p, int32_t sm,
     return *row != NULL ? OPP_STATUS_SUCCESS : reason(algo, p, sm, best, step);
 }
 
+opp_status_t opp__dispatch_claim(const opp__attrs_t *a) {
+    opp__problem_t claim = {0}; /* batch 0: attributes only */
+    claim.a = *a;
+    const opp__kernel_row_t *row;
+    return opp__dispatch_select(&claim, 0, &row);
+}
+
 // --- the public kernel query (both descriptors)
 
 opp_status_t opp__dispatch_query_args(int32_t sm, const char **kernel_name) {

@@ -38,6 +38,12 @@ int64_t opp__plan_split_rows(const opp__problem_t *p);
  * offset is the same for every problem). */
 void opp__plan_layout(const opp__problem_t *p, void *workspace, opp__plan_t *plan);
 
+/* *workspace_bytes = the workspace problem p needs (opp__plan_layout
+ * counting), after the NULL check the public size queries share: the
+ * descriptor's faults come first, then this argument's. @return : SUCCESS
+ * or BAD_PARAM_NULL_POINTER. */
+opp_status_t opp__plan_workspace_bytes(const opp__problem_t *p, size_t *workspace_bytes);
+
 /* Checks a caller's workspace (not NULL, 256-byte aligned, at least the
  * planned size) and materialises the plan on it.
  * @return : SUCCESS, BAD_PARAM_NULL_POINTER, BAD_PARAM_MISALIGNED or

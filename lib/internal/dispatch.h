@@ -66,6 +66,12 @@ size_t opp__arch_smem_limit(int32_t sm);
 opp_status_t opp__dispatch_select(const opp__problem_t *p, int32_t sm,
                                   const opp__kernel_row_t **row);
 
+/* Whether some kernel serves the claim-time attributes a on some GPU the
+ * library supports: opp__dispatch_select of a problem of batch 0 carrying
+ * a, on sm 0 (the descriptor checks' claim-time step). @return : its
+ * status. */
+opp_status_t opp__dispatch_claim(const opp__attrs_t *a);
+
 /* The kernel query's argument checks, in parameter order: sm > 0, then
  * kernel_name not NULL (set to NULL when it is not). @return : SUCCESS,
  * BAD_PARAM or BAD_PARAM_NULL_POINTER. */
