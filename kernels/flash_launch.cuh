@@ -128,7 +128,10 @@ static opp_status_t flash_launch_combine(const flash_args &a, int64_t ts_max,
      * pairs (at most 64 x 128 / 128), so that a small batch with many
      * splits still has a thread per element */
     const int64_t cblocks = (int64_t)a.batch * a.hkv;
-    const int64_t chunks = (ts_max * a.g * (a.dv / 2) + 127) / 128;
+    int64_t chunks = (ts_max * a.g * (a.dv / 2) + 127) / 128;
+    if (chunks > OPP__SPLIT_COMBINE_Y) { /* each thread then takes several elements */
+        chunks = OPP__SPLIT_COMBINE_Y;
+    }
     const dim3 cgrid(cblocks < 0x7FFFFFFF ? (unsigned)cblocks : 0x7FFFFFFFu,
                      chunks > 1 ? (unsigned)chunks : 1u);
     void (*kernel)(const flash_combine_args, const opp__guard_record_t *) =
@@ -162,7 +165,7 @@ static inline flash_args flash_split_args(const flash_args &a, const opp__proble
     flash_args sa = a;
     sa.n_mb = 1;
     sa.items = opp__split_items(p->max_seqlen_kv, a.batch, a.hkv);
-    const int64_t most = OPP__SPLIT_ROWS / a.g;
+    const int64_t most = OPP__SPLIT_MOST(a.g);
     *ts_max = p->max_seqlen_q < most ? p->max_seqlen_q : most;
     return sa;
 }
@@ -172,7 +175,7 @@ static inline flash_args flash_split_args(const flash_args &a, const opp__proble
  * min(L_q, OPP__SPLIT_ROWS / G) tokens split) and no sequence has more
  * tokens than that (L_q <= max_seqlen_q, or the guard stops the run). */
 static inline bool flash_all_split(const flash_args &a, const opp__problem_t *p) {
-    return OPP__SPLIT_ALL_KV && a.split_on && p->max_seqlen_q <= OPP__SPLIT_ROWS / a.g;
+    return OPP__SPLIT_ALL_KV && a.split_on && p->max_seqlen_q <= OPP__SPLIT_MOST(a.g);
 }
 
 template <int DT, class C>

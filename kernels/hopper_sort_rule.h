@@ -52,7 +52,7 @@ typedef struct opp__hop_sort_in {
  * trip each; with it, a block reads the lengths once and leaves. Host
  * arithmetic only. */
 static inline int opp__hop_wants_probe(const opp__hop_sort_in_t *in) {
-    return in->split_on && in->max_seqlen_q <= OPP__SPLIT_ROWS / in->g;
+    return in->split_on && in->max_seqlen_q <= OPP__SPLIT_MOST(in->g);
 }
 
 static inline int opp__hop_wants_sort(const opp__hop_sort_in_t *in) {

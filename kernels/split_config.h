@@ -23,6 +23,27 @@
 #error "OPP__SPLIT_KEYS: a multiple of every BN (128), 256 .. 1024"
 #endif
 #define OPP__SPLIT_ROWS 64
+/* The most tokens of a sequence that split: OPP__SPLIT_ROWS / G (64: a
+ * G 1 sequence's last 64 tokens, the split tile's rows), capped at
+ * OPP__SPLIT_TOKENS. 64 (default) is no cap. 16: G 1 and G 2 split their
+ * last 16 tokens (speculative decoding's reach, as at G 4), so a G 1
+ * prefill has a quarter of the split rows (their own launches after the
+ * Hopper kernel: 14-17 % of the L 2048 sweep cases on an H200,
+ * bench/RESULTS.md, forty-fifth session), on the narrow tile; other bits
+ * for G <= 2 rows 17 .. 64 from the end. Still a function of L_q, L_kv and
+ * G: batch and layout invariant. */
+#ifndef OPP__SPLIT_TOKENS
+#define OPP__SPLIT_TOKENS 64
+#endif
+#if OPP__SPLIT_TOKENS < 1
+#error "OPP__SPLIT_TOKENS: at least 1"
+#endif
+#if OPP__SPLIT_TOKENS >= OPP__SPLIT_ROWS
+#define OPP__SPLIT_MOST(g) (OPP__SPLIT_ROWS / (g))
+#else
+#define OPP__SPLIT_MOST(g) \
+    (OPP__SPLIT_ROWS / (g) < OPP__SPLIT_TOKENS ? OPP__SPLIT_ROWS / (g) : OPP__SPLIT_TOKENS)
+#endif
 #define OPP__SPLIT_DMAX 128
 /* Which sequences' last tokens split: those with L_kv > OPP__SPLIT_MIN_KV.
  * OPP__SPLIT_ALL_KV 0 (default): 1024, a sequence of at most 1024 keys
@@ -106,6 +127,20 @@
 #define OPP__SPLIT_TMA_ORDER 1
 #endif
 #define OPP__SPLIT_ORDER_MAX 1024
+/* The combine's grid.y bound (kernels/flash_launch.cuh): its blocks split
+ * an item's ts G x Dv / 2 elements into at most this many 128-element
+ * chunks, a thread taking every (grid.y 128)-th element. 32 (default): no
+ * bound (64 x 128 / 2 / 128 at most), a thread an element; fewer: fewer
+ * blocks, whose fixed costs (the lengths, the partial offset, the wait)
+ * the prefill-like combines pay 4096 times (21 us on an H200 for two
+ * splits of about 1 M elements, forty-fifth session). Host only; the same
+ * bits. */
+#ifndef OPP__SPLIT_COMBINE_Y
+#define OPP__SPLIT_COMBINE_Y 32
+#endif
+#if OPP__SPLIT_COMBINE_Y < 1
+#error "OPP__SPLIT_COMBINE_Y: at least 1"
+#endif
 /* 1 (default): on SM 90 the combine is the split launch's programmatic
  * dependent (PDL): the TMA split kernel lets it launch from its start, and
  * the combine's blocks wait (griddepcontrol.wait) for the split launch's

@@ -43,11 +43,11 @@ static inline OPP__SPLIT_HD int32_t opp__split_min_kv(int32_t g) {
 }
 
 /* How many of a sequence's last query tokens run split (0: none), for lq
- * queries, lkv keys and G query heads per kv head: min(lq, 64 / G) when
+ * queries, lkv keys and G query heads per kv head: min(lq, OPP__SPLIT_MOST(G)) when
  * lkv > min_kv (opp__split_min_kv(G)). */
 static inline OPP__SPLIT_HD int32_t opp__split_tokens(int32_t lq, int32_t lkv, int32_t g,
                                                       int32_t min_kv) {
-    const int32_t most = OPP__SPLIT_ROWS / g;
+    const int32_t most = OPP__SPLIT_MOST(g);
     return lkv > min_kv ? (lq < most ? lq : most) : 0;
 }
 

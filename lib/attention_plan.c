@@ -40,7 +40,7 @@ int64_t opp__plan_split_rows(const opp__problem_t *p) {
         p->max_seqlen_kv <= opp__split_min_kv(a->g) || a->g > OPP__SPLIT_ROWS) {
         return 0;
     }
-    const int64_t qmax = OPP__SPLIT_ROWS / a->g; /* tokens of a sequence that splits */
+    const int64_t qmax = OPP__SPLIT_MOST(a->g); /* tokens of a sequence that splits */
     const int64_t b = p->batch;
     const int64_t q_split = p->total_q < b * qmax ? p->total_q : b * qmax;
     const int64_t by_max = ((int64_t)p->max_seqlen_kv + OPP__SPLIT_KEYS - 1) / OPP__SPLIT_KEYS;

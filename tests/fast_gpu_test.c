@@ -96,7 +96,7 @@ static int splits(const opp_lb_t *lb, int32_t b) {
  * At most OPP__SPLIT_NARROW_ROWS run on the narrow tile
  * (kernels/flash_split_narrow.cuh), more on the split tile. */
 static int64_t split_rows(const opp_lb_t *lb, int32_t lq) {
-    const int32_t g = lb->num_heads / lb->kv_num_heads, most = OPP__SPLIT_ROWS / g;
+    const int32_t g = lb->num_heads / lb->kv_num_heads, most = OPP__SPLIT_MOST(g);
     return (int64_t)(lq < most ? lq : most) * g;
 }
 

@@ -70,6 +70,18 @@ static void test_split_tokens(void **state) {
     assert_int_equal(opp__split_tokens(3, 5000, 8, m), 3);
     assert_int_equal(opp__split_tokens(3, 700, 8, 512), 3); /* the threshold is the argument */
     assert_int_equal(opp__split_tokens(3, 512, 8, 512), 0);
+    /* the cap OPP__SPLIT_TOKENS (64: none): G 1 splits 64 tokens, or the cap */
+    assert_int_equal(opp__split_tokens(100, 5000, 1, m),
+                     OPP__SPLIT_TOKENS < 64 ? OPP__SPLIT_TOKENS : 64);
+    for (int32_t g = 1; g <= 64; ++g) {
+        int32_t most = 64 / g; /* the split tile's rows a kv head */
+        if (most > OPP__SPLIT_TOKENS) {
+            most = OPP__SPLIT_TOKENS;
+        }
+        assert_int_equal(opp__split_tokens(100, 5000, g, m), most);
+        assert_int_equal(opp__split_tokens(1, 5000, g, m), 1);
+        assert_int_equal(OPP__SPLIT_MOST(g), most);
+    }
 }
 
 /* The threshold: a function of G alone, OPP__SPLIT_MIN_KV_GQA from G 4. */

@@ -30,7 +30,7 @@ typedef struct opp__plan {
  * sum over sequences with L_kv > S of ceil(L_kv / S) ts, ts = min(L_q, qmax)
  * split tokens (kernels/flash_split.cuh), from the host-side
  * extents alone, min(ceil(max_kv / S) min(total_q, B qmax),
- * (floor(total_kv / S) + B) qmax), qmax = OPP__SPLIT_ROWS / G. */
+ * (floor(total_kv / S) + B) qmax), qmax = OPP__SPLIT_MOST(G). */
 int64_t opp__plan_split_rows(const opp__problem_t *p);
 
 /* Lays the workspace of problem p out at `workspace` (device), or only
