@@ -300,9 +300,14 @@ __device__ void flash_combine_item(const flash_combine_args &a, const flash_comb
  * partial. The first item's geometry (lengths and partial offset, a block
  * reduction) is computed before that wait, under the split launch's end.
  * SL: the partials are slice partials (flash_combine_part). */
+#if OPP__SPLIT_COMBINE_MINB > 0
+#define OPP__COMBINE_BOUNDS __launch_bounds__(128, OPP__SPLIT_COMBINE_MINB)
+#else
+#define OPP__COMBINE_BOUNDS __launch_bounds__(128)
+#endif
 template <int DT, bool SL = false>
-static __global__ void __launch_bounds__(128)
-    flash_combine_kernel(const flash_combine_args a, const opp__guard_record_t *rec) {
+static __global__ void OPP__COMBINE_BOUNDS flash_combine_kernel(const flash_combine_args a,
+                                                                const opp__guard_record_t *rec) {
     __shared__ long long red[32];
     const int64_t items = (int64_t)a.batch * a.hkv;
     int64_t w = blockIdx.x;

@@ -141,6 +141,14 @@
 #if OPP__SPLIT_COMBINE_Y < 1
 #error "OPP__SPLIT_COMBINE_Y: at least 1"
 #endif
+/* The combine's blocks an SM in its launch bound (kernels/flash_split.cuh):
+ * 0 (default): none (124 registers on sm_90, so four 128-thread blocks an
+ * SM: a prefill-like combine of 4096 blocks runs in about eight waves,
+ * 21 us on an H200, forty-fifth session); N: __launch_bounds__(128, N). The
+ * same bits (the same operations; ptxas may spill). */
+#ifndef OPP__SPLIT_COMBINE_MINB
+#define OPP__SPLIT_COMBINE_MINB 0
+#endif
 /* 1 (default): on SM 90 the combine is the split launch's programmatic
  * dependent (PDL): the TMA split kernel lets it launch from its start, and
  * the combine's blocks wait (griddepcontrol.wait) for the split launch's
