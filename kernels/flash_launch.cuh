@@ -158,7 +158,7 @@ template <int DB> using flash_split_cfg = flash_cfg<DB, OPP__SPLIT_ROWS, 64, 4>;
 
 /* The split launch's arguments from the main launch's a: an item a split
  * of a sequence and kv head, ceil(max_seqlen_kv / S) B Hkv of them. *ts_max:
- * a bound on every sequence's split tokens ts = min(L_q, floor(64 / G))
+ * a bound on every sequence's split tokens ts = min(L_q, OPP__SPLIT_MOST(G))
  * (L_q <= max_seqlen_q, or the guard stops the run). */
 static inline flash_args flash_split_args(const flash_args &a, const opp__problem_t *p,
                                           int64_t *ts_max) {
@@ -172,7 +172,7 @@ static inline flash_args flash_split_args(const flash_args &a, const opp__proble
 
 /* Whether every row of the problem runs split-KV, so that the main launch
  * has none and is left out: OPP__SPLIT_ALL_KV (every sequence's last
- * min(L_q, OPP__SPLIT_ROWS / G) tokens split) and no sequence has more
+ * min(L_q, OPP__SPLIT_MOST(G)) tokens split) and no sequence has more
  * tokens than that (L_q <= max_seqlen_q, or the guard stops the run). */
 static inline bool flash_all_split(const flash_args &a, const opp__problem_t *p) {
     return OPP__SPLIT_ALL_KV && a.split_on && p->max_seqlen_q <= OPP__SPLIT_MOST(a.g);

@@ -11,7 +11,7 @@
  *   [4 P + slice, ..]: each slice's partial, which the combine folds)
  *
  * Which rows split: on the FAST rows with DB <= OPP__SPLIT_DMAX, the last
- * ts = min(L_q, floor(OPP__SPLIT_ROWS / G)) query tokens of every sequence
+ * ts = min(L_q, OPP__SPLIT_MOST(G)) query tokens of every sequence
  * with L_kv > opp__split_min_kv(G) (kernels/split_rule.h: 1024 keys by
  * default, 512 from G 4; flash_args.split_min_kv) (all of a decode or speculative-decode
  * sequence), on the split tile, or with at most OPP__SPLIT_NARROW_ROWS of

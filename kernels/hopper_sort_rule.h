@@ -17,7 +17,7 @@
  *     (total_q / bmt + B) Hkv items hold tokens (each sequence's last
  *     m-block may be partial);
  *   - not a split decode batch (split_on and max_seqlen_q <=
- *     OPP__SPLIT_ROWS / G, flash_split_tokens' bound: every query token
+ *     OPP__SPLIT_MOST(G), flash_split_tokens' bound: every query token
  *     of a sequence of many keys is a split token, so the split launch
  *     runs those sequences and this one only the short ones);
  *   - lengths that may differ (packed: not every sequence at max_seqlen_q
@@ -45,7 +45,7 @@ typedef struct opp__hop_sort_in {
 /* Whether the launch runs the kernel's probe instance, whose blocks first
  * look for a sequence with tokens of their own (kernels/hopper_attention.cuh,
  * PROBE): in a split decode batch (split_on
- * and max_seqlen_q <= OPP__SPLIT_ROWS / G), where every sequence of more
+ * and max_seqlen_q <= OPP__SPLIT_MOST(G)), where every sequence of more
  * than the split threshold's keys has all of its tokens split, so that
  * the launch often has no item at all. Without the probe such a launch
  * still claims every (sequence, kv head) pair, an atomic and a load round

@@ -10,7 +10,7 @@
 
 /* Split-KV of the FAST rows with DMAX <= OPP__SPLIT_DMAX
  * (kernels/flash_split.cuh): in every sequence whose L_kv exceeds
- * OPP__SPLIT_MIN_KV (1024), the last min(L_q, OPP__SPLIT_ROWS / G) query
+ * OPP__SPLIT_MIN_KV (1024), the last min(L_q, OPP__SPLIT_MOST(G)) query
  * tokens (a whole decode sequence) run as ceil(L_kv / OPP__SPLIT_KEYS)
  * splits of OPP__SPLIT_KEYS keys (fixed in keys, a multiple of every BN;
  * 1024 by default, settable for an A/B of the split grain - 512 or 256),
@@ -49,7 +49,7 @@
  * OPP__SPLIT_ALL_KV 0 (default): 1024, a sequence of at most 1024 keys
  * runs on the main kernel. 1: -1, every sequence's (still a function of
  * L_kv and the token's distance from the end, so batch invariant), so that
- * a batch whose max_seqlen_q <= OPP__SPLIT_ROWS / G (decode, speculative
+ * a batch whose max_seqlen_q <= OPP__SPLIT_MOST(G) (decode, speculative
  * decode) has no row for the main kernel and its launch is left out
  * (flash_all_split) - for an A/B against the Hopper launch of a decode
  * batch's short sequences; a row of one split then takes the split path's

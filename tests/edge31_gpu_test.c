@@ -83,16 +83,17 @@
 #include "tests/gpu_util.h"
 #include "tests/test_util.h"
 
-#define D          8                         /* head size = v head size */
-#define LQ         73                        /* query tokens */
-#define MAIN       (LQ - OPP__SPLIT_MOST(1)) /* tokens of the main (unsplit) FAST kernel: 9 */
-#define NHOT       8                         /* hot keys, one per column */
+#define D          8          /* head size = v head size */
+#define LQ         73         /* query tokens */
+#define MAIN       9          /* tokens of the main (unsplit) FAST kernel: LQ - 64 / G */
+#define NHOT       8          /* hot keys, one per column */
 #define ROWS_ALLOC 2147483647 /* K / V rows allocated: INT32_MAX, the largest total_kv */
 #define L_LONG     2147483647 /* 2^31 - 1 */
 #define L_SHORTER  2147483521 /* 2^31 - 127 */
 #define HOT        8.0        /* hot query and key value: score 64 */
 
-_Static_assert(MAIN >= 1, "G = 1: some tokens run on the main kernel");
+_Static_assert(MAIN == LQ - OPP__SPLIT_MOST(1),
+               "G = 1: the last 64 tokens split (no OPP__SPLIT_TOKENS cap)");
 
 // --- shared helpers (edge31.h)
 
