@@ -60,7 +60,7 @@ def mnemonic(ins):
 def matches(ins, ops):
     """Whether the instruction is one of ops (dotted names match whole)."""
     mn = mnemonic(ins)
-    return any(mn == op or mn.startswith(op + ".") or (mn.split(".")[0] == op) for op in ops)
+    return any(mn == op or mn.startswith(op + ".") for op in ops)
 
 
 def loops(ins):
